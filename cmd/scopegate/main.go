@@ -1,0 +1,169 @@
+// Command scopegate is the gateway between an AI agent's tool calls and the
+// machine: it decides each call against the session branch's scope.yml, runs
+// it confined or refuses it, audits it in tools.org and counts it in metrics.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of CONTRACT.md §4.
+const (
+	exitOK       = 0
+	exitInternal = 1
+	exitUsage    = 2
+	exitDenied   = 3
+)
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// app is what every subcommand shares: the standard streams and the global
+// options.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	sessionsDir    string
+	configDir      string
+	roamDir        string
+}
+
+// exitError carries an exit code up to Main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr is an invalid-input error: exit 2.
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// silentExit ends with a code and no message (the JSON was already printed).
+func silentExit(code int) error { return &exitError{code: code} }
+
+// Main runs scopegate with args and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stderr, "scopegate: "+oneLine(ee.err.Error()))
+		}
+		return ee.code
+	}
+	// cobra's own errors are flag and argument errors.
+	fmt.Fprintln(stderr, "scopegate: "+oneLine(err.Error()))
+	if isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitInternal
+}
+
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "required flag", "if any flags in the group"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "scopegate",
+		Short:         "Decide, run and audit an AI agent's tool calls against a session's scope",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.resolveDirs()
+		},
+	}
+	f := root.PersistentFlags()
+	f.StringVar(&a.sessionsDir, "sessions-dir", "", "sessions root (env SCOPEGATE_SESSIONS_DIR, default ~/.gptel/sessions)")
+	f.StringVar(&a.configDir, "config-dir", "", "config dir (env SCOPEGATE_CONFIG_DIR, default $XDG_CONFIG_HOME/scopegate)")
+	f.StringVar(&a.roamDir, "roam-dir", "", "org-roam directory (env SCOPEGATE_ROAM_DIR, default ~/org-roam)")
+	root.AddCommand(
+		newCheckCmd(a),
+		newCallCmd(a),
+		newSessionCmd(a),
+		newBranchCmd(a),
+		newScopeCmd(a),
+		newProfilesCmd(a),
+		newAuditCmd(a),
+		newServeCmd(a),
+		newVersionCmd(a),
+	)
+	return root
+}
+
+// resolveDirs applies CONTRACT.md §1: flag, then environment, then default.
+func (a *app) resolveDirs() error {
+	home, _ := os.UserHomeDir()
+	pick := func(flag *string, env, def string) {
+		if *flag == "" {
+			*flag = os.Getenv(env)
+		}
+		if *flag == "" {
+			*flag = def
+		}
+		if *flag != "" {
+			if abs, err := filepath.Abs(*flag); err == nil {
+				*flag = abs
+			}
+		}
+	}
+	cfgHome := os.Getenv("XDG_CONFIG_HOME")
+	if cfgHome == "" && home != "" {
+		cfgHome = filepath.Join(home, ".config")
+	}
+	var defSessions, defConfig, defRoam string
+	if home != "" {
+		defSessions = filepath.Join(home, ".gptel", "sessions")
+		defRoam = filepath.Join(home, "org-roam")
+	}
+	if cfgHome != "" {
+		defConfig = filepath.Join(cfgHome, "scopegate")
+	}
+	pick(&a.sessionsDir, "SCOPEGATE_SESSIONS_DIR", defSessions)
+	pick(&a.configDir, "SCOPEGATE_CONFIG_DIR", defConfig)
+	pick(&a.roamDir, "SCOPEGATE_ROAM_DIR", defRoam)
+	return nil
+}
+
+// notYet is the body of a subcommand that is not built yet.
+func notYet(name string) func(*cobra.Command, []string) error {
+	return func(*cobra.Command, []string) error {
+		return &exitError{code: exitInternal, err: fmt.Errorf("%s is not available in this build", name)}
+	}
+}

@@ -1,0 +1,214 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Scope is a compiled, immutable scope: globs validated, literal prefixes
+// canonicalized, shell entries split into words. It is safe for concurrent
+// use and meant to be shared.
+type Scope struct {
+	doc        Document
+	read       []glob
+	write      []glob
+	deny       []glob
+	allow      []entry
+	denyCmds   []entry
+	roam       RoamRules
+	readRoots  []string
+	writeRoots []string
+}
+
+// glob is one path pattern: as written, and with its literal prefix resolved
+// through symlinks. A path matches if it matches either form.
+type glob struct {
+	rule     string // e.g. "paths.read[0] /home/u/proj/**"
+	patterns []string
+	foldCase bool
+	root     string // canonical literal prefix, for Roots
+}
+
+// Document returns the document the scope was compiled from.
+func (s *Scope) Document() Document { return s.doc }
+
+// Compile validates doc and compiles it. Patterns starting with ~/ are
+// expanded against env.Home; literal prefixes of absolute patterns are
+// resolved through symlinks on env.FS. An invalid glob, an unresolved
+// ${variable} or an unparsable shell entry is an error wrapping
+// [ErrInvalidScope].
+func Compile(doc Document, env Env) (*Scope, error) {
+	s := &Scope{doc: doc, roam: doc.OrgRoam}
+	var err error
+	if s.read, err = compileGlobs("paths.read", doc.Paths.Read, false, env); err != nil {
+		return nil, err
+	}
+	if s.write, err = compileGlobs("paths.write", doc.Paths.Write, false, env); err != nil {
+		return nil, err
+	}
+	if s.deny, err = compileGlobs("paths.deny", doc.Paths.Deny, true, env); err != nil {
+		return nil, err
+	}
+	if s.allow, err = compileEntries("shell_commands.allow", doc.Shell.Allow); err != nil {
+		return nil, err
+	}
+	if s.denyCmds, err = compileEntries("shell_commands.deny", doc.Shell.Deny); err != nil {
+		return nil, err
+	}
+	for i, p := range doc.OrgRoam.Subdirectory {
+		if err := validatePattern(p); err != nil {
+			return nil, fmt.Errorf("%w: org_roam_patterns.subdirectory[%d] %q: %v", ErrInvalidScope, i, p, err)
+		}
+	}
+	for _, g := range s.read {
+		s.readRoots = appendRoot(s.readRoots, g.root)
+	}
+	for _, g := range s.write {
+		s.readRoots = appendRoot(s.readRoots, g.root)
+		s.writeRoots = appendRoot(s.writeRoots, g.root)
+	}
+	return s, nil
+}
+
+func appendRoot(roots []string, r string) []string {
+	if r == "" {
+		return roots
+	}
+	for _, x := range roots {
+		if x == r {
+			return roots
+		}
+	}
+	return append(roots, r)
+}
+
+func validatePattern(p string) error {
+	if p == "" {
+		return fmt.Errorf("empty pattern")
+	}
+	if strings.Contains(p, "${") {
+		return fmt.Errorf("unresolved variable")
+	}
+	if strings.ContainsRune(p, 0) {
+		return fmt.Errorf("NUL byte")
+	}
+	if !doublestar.ValidatePattern(p) {
+		return fmt.Errorf("invalid glob")
+	}
+	return nil
+}
+
+func compileGlobs(list string, pats []string, foldCase bool, env Env) ([]glob, error) {
+	out := make([]glob, 0, len(pats))
+	for i, p := range pats {
+		rule := fmt.Sprintf("%s[%d] %s", list, i, p)
+		if err := validatePattern(p); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidScope, rule, err)
+		}
+		g := glob{rule: rule, foldCase: foldCase}
+		pat := p
+		if pat == "~" || strings.HasPrefix(pat, "~/") {
+			if env.Home == "" {
+				return nil, fmt.Errorf("%w: %s: ~ used but no home directory is known", ErrInvalidScope, rule)
+			}
+			pat = escapeGlob(env.Home) + pat[1:]
+		}
+		switch {
+		case strings.HasPrefix(pat, "/"):
+			prefix, rest := splitLiteral(pat)
+			lit := filepath.Clean(unescapeGlob(prefix))
+			g.patterns = append(g.patterns, pat)
+			canon, err := canonicalize(lit, env.fs())
+			if err == nil && canon != lit {
+				g.patterns = append(g.patterns, joinGlob(escapeGlob(canon), rest))
+			}
+			if err == nil {
+				g.root = canon
+			} else {
+				g.root = lit
+			}
+		case strings.HasPrefix(pat, "**"):
+			g.patterns = append(g.patterns, pat)
+		default:
+			// A relative pattern matches anywhere (DESIGN.md, Paths 5).
+			g.patterns = append(g.patterns, "**/"+pat)
+		}
+		if foldCase {
+			for j := range g.patterns {
+				g.patterns[j] = strings.ToLower(g.patterns[j])
+			}
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// match reports whether an absolute, cleaned path matches the glob.
+func (g *glob) match(path string) bool {
+	if g.foldCase {
+		path = strings.ToLower(path)
+	}
+	for _, p := range g.patterns {
+		if ok, _ := doublestar.Match(p, path); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// splitLiteral splits an absolute pattern into the leading path segments that
+// hold no glob syntax and the rest ("" when the whole pattern is literal).
+func splitLiteral(pat string) (prefix, rest string) {
+	segs := strings.Split(pat, "/")
+	for i, seg := range segs {
+		if strings.ContainsAny(seg, `*?[]{}\`) {
+			return strings.Join(segs[:i], "/"), strings.Join(segs[i:], "/")
+		}
+	}
+	return pat, ""
+}
+
+func joinGlob(prefix, rest string) string {
+	if rest == "" {
+		return prefix
+	}
+	if strings.HasSuffix(prefix, "/") {
+		return prefix + rest
+	}
+	return prefix + "/" + rest
+}
+
+// escapeGlob makes a literal path safe to use as a glob prefix.
+func escapeGlob(s string) string {
+	if !strings.ContainsAny(s, `*?[]{}\`) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unescapeGlob(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	esc := false
+	for _, r := range s {
+		if r == '\\' && !esc {
+			esc = true
+			continue
+		}
+		esc = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,67 @@
+package policy
+
+// Reason is the machine-readable cause of a decision.
+type Reason string
+
+// The reasons of CONTRACT.md §3. Their set is closed: metrics use them as
+// label values.
+const (
+	ReasonAllowed            Reason = "allowed"
+	ReasonPathNotInScope     Reason = "path_not_in_scope"
+	ReasonPathDenied         Reason = "path_denied"
+	ReasonCommandNotAllowed  Reason = "command_not_allowed"
+	ReasonCommandDenied      Reason = "command_denied"
+	ReasonDangerousArgument  Reason = "dangerous_argument"
+	ReasonDynamicCommand     Reason = "dynamic_command"
+	ReasonRedirectNotInScope Reason = "redirect_not_in_scope"
+	ReasonParseError         Reason = "parse_error"
+	ReasonRoamNotInScope     Reason = "roam_not_in_scope"
+	ReasonUnknownTool        Reason = "unknown_tool"
+	ReasonInvalidArguments   Reason = "invalid_arguments"
+	ReasonScopeInvalid       Reason = "scope_invalid"
+	ReasonScopeMissing       Reason = "scope_missing"
+)
+
+// Reasons lists every reason, in a fixed order.
+func Reasons() []Reason {
+	return []Reason{
+		ReasonAllowed, ReasonPathNotInScope, ReasonPathDenied, ReasonCommandNotAllowed,
+		ReasonCommandDenied, ReasonDangerousArgument, ReasonDynamicCommand,
+		ReasonRedirectNotInScope, ReasonParseError, ReasonRoamNotInScope,
+		ReasonUnknownTool, ReasonInvalidArguments, ReasonScopeInvalid, ReasonScopeMissing,
+	}
+}
+
+// Violation is one reason a call is denied.
+type Violation struct {
+	Reason   Reason `json:"reason"`
+	Resource string `json:"resource,omitempty"`
+	Rule     string `json:"rule,omitempty"`
+	Message  string `json:"message,omitempty"`
+}
+
+// Decision is the outcome of [Scope.Decide]. A denied decision lists every
+// violation found; its top-level fields repeat the first one.
+type Decision struct {
+	Allowed    bool        `json:"allowed"`
+	Tool       string      `json:"tool"`
+	Reason     Reason      `json:"reason"`
+	Rule       string      `json:"rule,omitempty"`
+	Resource   string      `json:"resource,omitempty"`
+	Message    string      `json:"message"`
+	Violations []Violation `json:"violations,omitempty"`
+}
+
+// Allow returns an allowed decision for tool.
+func Allow(tool string) Decision {
+	return Decision{Allowed: true, Tool: tool, Reason: ReasonAllowed, Message: tool + " is allowed by this session's scope"}
+}
+
+// Deny returns a denied decision carrying every violation; vs must not be empty.
+func Deny(tool string, vs ...Violation) Decision {
+	first := vs[0]
+	return Decision{
+		Tool: tool, Reason: first.Reason, Rule: first.Rule, Resource: first.Resource,
+		Message: first.Message, Violations: vs,
+	}
+}

@@ -1,0 +1,80 @@
+package policy
+
+import (
+	"io/fs"
+	"os"
+)
+
+// FS is the read-only view of the filesystem a decision may consult: to
+// resolve symlinks, count hard links, expand globs and find git directories.
+// [OSFS] is the real one; tests may hand in another.
+type FS interface {
+	Lstat(name string) (fs.FileInfo, error)
+	Stat(name string) (fs.FileInfo, error)
+	Readlink(name string) (string, error)
+	ReadDir(name string) ([]fs.DirEntry, error)
+	ReadFile(name string) ([]byte, error)
+}
+
+// OSFS is the [FS] of the running system.
+type OSFS struct{}
+
+// Lstat calls [os.Lstat].
+func (OSFS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
+
+// Stat calls [os.Stat].
+func (OSFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
+
+// Readlink calls [os.Readlink].
+func (OSFS) Readlink(name string) (string, error) { return os.Readlink(name) }
+
+// ReadDir calls [os.ReadDir].
+func (OSFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+
+// ReadFile reads at most 64 KiB of a file: decisions only peek at small
+// files (git's .git pointer files).
+func (OSFS) ReadFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, err := f.Read(buf)
+	if n > 0 {
+		return buf[:n], nil
+	}
+	return nil, err
+}
+
+// Env is everything a decision is handed besides the scope and the call.
+// Its zero value works: the real filesystem, no home directory, no protected
+// roots.
+type Env struct {
+	// FS is the filesystem view; nil means [OSFS].
+	FS FS
+	// Home is the home directory that ~ and $HOME expand to; empty means
+	// they cannot be expanded (such paths are then denied).
+	Home string
+	// HomeOf returns the home directory of a named user, for ~user. Nil
+	// means ~user cannot be expanded (and such paths are denied).
+	HomeOf func(user string) (string, bool)
+	// Getenv returns the value of an environment variable that a shell
+	// command may reference (besides HOME). Nil means none is known.
+	Getenv func(name string) (string, bool)
+	// Protected are absolute roots no scope can make writable: the sessions
+	// root and the config dir (DESIGN.md, Paths 7).
+	Protected []string
+	// RoamDir is the org-roam directory that roam subdirectories are
+	// relative to.
+	RoamDir string
+	// Cwd is the working directory used when the call has none.
+	Cwd string
+}
+
+func (e Env) fs() FS {
+	if e.FS == nil {
+		return OSFS{}
+	}
+	return e.FS
+}

@@ -1,0 +1,212 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+)
+
+// maxLinks bounds symlink resolution, as the kernel's ELOOP does.
+const maxLinks = 40
+
+var errLoop = errors.New("too many levels of symbolic links")
+
+// canonicalize resolves symlinks in an absolute, cleaned path on the longest
+// existing prefix; a non-existing tail is kept as written. It never follows
+// more than maxLinks links.
+func canonicalize(path string, fsys FS) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", fmt.Errorf("not absolute: %q", path)
+	}
+	links := 0
+	resolved := "/"
+	rest := path[1:]
+	for rest != "" {
+		var comp string
+		comp, rest, _ = strings.Cut(rest, "/")
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, comp)
+		fi, err := fsys.Lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				// The tail does not exist: keep it, cleaned.
+				return filepath.Clean(next + "/" + rest), nil
+			}
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return "", errLoop
+		}
+		target, err := fsys.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			resolved = "/"
+		}
+		rest = strings.TrimPrefix(target, "/") + "/" + rest
+	}
+	return resolved, nil
+}
+
+// pathSource says where a checked path came from, for rules and messages.
+type pathSource struct {
+	redirect bool   // a shell redirection target or source
+	what     string // e.g. "argument of cat"; empty for file tools
+}
+
+// absPath turns a path of a call into an absolute, cleaned one: ~ expanded,
+// relative paths joined to cwd.
+func absPath(p, cwd string, env Env) (string, error) {
+	switch {
+	case p == "":
+		return "", errors.New("empty path")
+	case strings.ContainsRune(p, 0):
+		return "", errors.New("path contains a NUL byte")
+	case !utf8.ValidString(p):
+		return "", errors.New("path is not valid UTF-8")
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if env.Home == "" {
+			return "", errors.New("~ cannot be expanded: no home directory is known")
+		}
+		p = env.Home + p[1:]
+	} else if strings.HasPrefix(p, "~") {
+		name, tail, _ := strings.Cut(p[1:], "/")
+		home, ok := "", false
+		if env.HomeOf != nil {
+			home, ok = env.HomeOf(name)
+		}
+		if !ok {
+			return "", fmt.Errorf("~%s cannot be expanded", name)
+		}
+		p = home + "/" + tail
+	}
+	if !filepath.IsAbs(p) {
+		if cwd == "" {
+			return "", errors.New("relative path and no working directory")
+		}
+		p = filepath.Join(cwd, p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// checkPath applies DESIGN.md's path rules to one access. cwd must already
+// be absolute and checked.
+func (s *Scope) checkPath(p string, access Access, cwd string, env Env, src pathSource) []Violation {
+	abs, err := absPath(p, cwd, env)
+	if err != nil {
+		return []Violation{{Reason: ReasonInvalidArguments, Resource: p, Message: "path " + quoteArg(p) + ": " + err.Error()}}
+	}
+	return s.checkAbs(abs, access, env, src)
+}
+
+// checkAbs checks an absolute, cleaned path.
+func (s *Scope) checkAbs(abs string, access Access, env Env, src pathSource) []Violation {
+	fsys := env.fs()
+	resolved, err := canonicalize(abs, fsys)
+	if err != nil {
+		return []Violation{{Reason: ReasonPathNotInScope, Resource: abs,
+			Message: fmt.Sprintf("cannot resolve %s: %v", abs, err)}}
+	}
+	notInScope := ReasonPathNotInScope
+	if src.redirect {
+		notInScope = ReasonRedirectNotInScope
+	}
+	// Deny wins, on the literal and on the resolved path.
+	for i := range s.deny {
+		g := &s.deny[i]
+		if g.match(abs) || g.match(resolved) {
+			return []Violation{{Reason: ReasonPathDenied, Resource: abs, Rule: g.rule,
+				Message: fmt.Sprintf("%s%s is denied by %s of this session's scope", describe(src), shown(abs, resolved), g.rule)}}
+		}
+	}
+	if access == AccessWrite {
+		for _, root := range env.Protected {
+			if within(abs, root) || within(resolved, root) {
+				return []Violation{{Reason: notInScope, Resource: abs, Rule: "protected " + root,
+					Message: fmt.Sprintf("%s%s is inside %s, which tool calls may never write (sessions and scopegate config)", describe(src), shown(abs, resolved), root)}}
+			}
+		}
+		if !s.inAny(s.write, abs) || !s.inAny(s.write, resolved) {
+			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.write",
+				Message: fmt.Sprintf("%swriting %s is not in paths.write of this session's scope; the user can widen it with: scopegate scope expand --write %s", describe(src), shown(abs, resolved), quoteArg(suggest(resolved)))}}
+		}
+	} else {
+		if !(s.inAny(s.read, abs) || s.inAny(s.write, abs)) || !(s.inAny(s.read, resolved) || s.inAny(s.write, resolved)) {
+			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.read",
+				Message: fmt.Sprintf("%sreading %s is not in paths.read of this session's scope; the user can widen it with: scopegate scope expand --read %s", describe(src), shown(abs, resolved), quoteArg(suggest(resolved)))}}
+		}
+	}
+	// A regular file with more than one hard link may have a name outside
+	// the scope: treat it as outside.
+	if fi, err := fsys.Lstat(resolved); err == nil && fi.Mode().IsRegular() {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			return []Violation{{Reason: notInScope, Resource: abs, Rule: "hard link",
+				Message: fmt.Sprintf("%s%s has %d hard links; its other names cannot be checked against the scope", describe(src), abs, st.Nlink)}}
+		}
+	}
+	return nil
+}
+
+func (s *Scope) inAny(gs []glob, p string) bool {
+	for i := range gs {
+		if gs[i].match(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether p is root or below it, by path segments.
+func within(p, root string) bool {
+	if root == "/" {
+		return true
+	}
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+func describe(src pathSource) string {
+	if src.what == "" {
+		return ""
+	}
+	return src.what + ": "
+}
+
+func shown(abs, resolved string) string {
+	if abs == resolved {
+		return abs
+	}
+	return abs + " (resolves to " + resolved + ")"
+}
+
+// suggest is the pattern a denial message proposes: the file's directory.
+func suggest(p string) string {
+	return escapeGlob(filepath.Dir(p)) + "/**"
+}
+
+// quoteArg quotes s for a message if it holds anything but safe characters.
+func quoteArg(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,80 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Document is the parsed form of scope.yml (and of a scope profile: the same
+// format). Every section is optional; a missing section is empty, and empty
+// means deny.
+type Document struct {
+	Paths   PathRules  `yaml:"paths,omitempty" json:"paths"`
+	OrgRoam RoamRules  `yaml:"org_roam_patterns,omitempty" json:"org_roam_patterns"`
+	Shell   ShellRules `yaml:"shell_commands,omitempty" json:"shell_commands"`
+}
+
+// PathRules are the doublestar globs of the paths section.
+type PathRules struct {
+	Read  []string `yaml:"read,omitempty" json:"read"`
+	Write []string `yaml:"write,omitempty" json:"write"`
+	Deny  []string `yaml:"deny,omitempty" json:"deny"`
+}
+
+// RoamRules are the org_roam_patterns section.
+type RoamRules struct {
+	Subdirectory []string `yaml:"subdirectory,omitempty" json:"subdirectory"`
+	Tags         []string `yaml:"tags,omitempty" json:"tags"`
+	NodeIDs      []string `yaml:"node_ids,omitempty" json:"node_ids"`
+}
+
+// ShellRules are the shell_commands section: entries split into words.
+type ShellRules struct {
+	Allow []string `yaml:"allow,omitempty" json:"allow"`
+	Deny  []string `yaml:"deny,omitempty" json:"deny"`
+}
+
+// ErrInvalidScope marks every error of [ParseDocument] and [Compile]: the scope
+// cannot be used and every call against it is denied with [ReasonScopeInvalid].
+var ErrInvalidScope = errors.New("invalid scope")
+
+// ParseDocument parses a scope document strictly: unknown keys, duplicate keys,
+// wrong types and a second YAML document are errors wrapping [ErrInvalidScope].
+// An empty document is a valid, empty scope.
+func ParseDocument(data []byte) (Document, error) {
+	var doc Document
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Document{}, nil
+		}
+		return Document{}, fmt.Errorf("%w: %v", ErrInvalidScope, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err == nil {
+			return Document{}, fmt.Errorf("%w: more than one YAML document", ErrInvalidScope)
+		}
+		return Document{}, fmt.Errorf("%w: %v", ErrInvalidScope, err)
+	}
+	return doc, nil
+}
+
+// Marshal renders the document as scope.yml text.
+func (d Document) Marshal() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(d); err != nil {
+		return nil, fmt.Errorf("encode scope: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encode scope: %w", err)
+	}
+	return buf.Bytes(), nil
+}
