@@ -122,6 +122,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newProfilesCmd(a),
 		newAuditCmd(a),
 		newServeCmd(a),
+		newPromptCmd(a),
 		newVersionCmd(a),
 	)
 	return root
