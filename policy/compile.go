@@ -21,6 +21,7 @@ type Scope struct {
 	roam       RoamRules
 	readRoots  []string
 	writeRoots []string
+	programs   programs
 }
 
 // glob is one path pattern: as written, and with its literal prefix resolved
@@ -41,7 +42,7 @@ func (s *Scope) Document() Document { return s.doc }
 // ${variable} or an unparsable shell entry is an error wrapping
 // [ErrInvalidScope].
 func Compile(doc Document, env Env) (*Scope, error) {
-	s := &Scope{doc: doc, roam: doc.OrgRoam}
+	s := &Scope{doc: doc, roam: doc.OrgRoam, programs: buildPrograms()}
 	var err error
 	if s.read, err = compileGlobs("paths.read", doc.Paths.Read, false, env); err != nil {
 		return nil, err
@@ -52,10 +53,10 @@ func Compile(doc Document, env Env) (*Scope, error) {
 	if s.deny, err = compileGlobs("paths.deny", doc.Paths.Deny, true, env); err != nil {
 		return nil, err
 	}
-	if s.allow, err = compileEntries("shell_commands.allow", doc.Shell.Allow); err != nil {
+	if s.allow, err = compileEntries("shell_commands.allow", doc.Shell.Allow, s.programs); err != nil {
 		return nil, err
 	}
-	if s.denyCmds, err = compileEntries("shell_commands.deny", doc.Shell.Deny); err != nil {
+	if s.denyCmds, err = compileEntries("shell_commands.deny", doc.Shell.Deny, s.programs); err != nil {
 		return nil, err
 	}
 	for i, p := range doc.OrgRoam.Subdirectory {

@@ -1,5 +1,12 @@
 package policy
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
 // Reason is the machine-readable cause of a decision.
 type Reason string
 
@@ -62,6 +69,27 @@ func Deny(tool string, vs ...Violation) Decision {
 	first := vs[0]
 	return Decision{
 		Tool: tool, Reason: first.Reason, Rule: first.Rule, Resource: first.Resource,
-		Message: first.Message, Violations: vs,
+		Message: oneLine(first.Message), Violations: vs,
 	}
+}
+
+// oneLine makes a message a single line: control characters are shown
+// escaped, so nothing a caller controls can add lines.
+func oneLine(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x20 || r == 0x7f:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

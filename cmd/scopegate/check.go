@@ -1,8 +1,102 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/policy"
+)
+
+// maxCallBytes bounds a call document read from an argument or stdin.
+const maxCallBytes = 8 << 20
 
 func newCheckCmd(a *app) *cobra.Command {
-	_ = a
-	return &cobra.Command{Use: "check", Short: "check (not available yet)", RunE: notYet("check")}
+	var sel selector
+	var scopeFile, cwd string
+	cmd := &cobra.Command{
+		Use:   "check SELECTOR [--cwd DIR] [CALL_JSON]",
+		Short: "Decide a tool call without running it (decision JSON on stdout; exit 0 allowed, 3 denied)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			call, err := readCall(a, args)
+			if err != nil {
+				return err
+			}
+			if cwd != "" {
+				if cwd, err = filepath.Abs(cwd); err != nil {
+					return usageErr("--cwd: %v", err)
+				}
+			}
+			var path string
+			switch {
+			case scopeFile != "" && sel.set():
+				return usageErr("give either --scope FILE or a branch selector, not both")
+			case scopeFile != "":
+				path = scopeFile
+			default:
+				dir, err := sel.resolve(a)
+				if err != nil {
+					return err
+				}
+				path = filepath.Join(dir, "scope.yml")
+			}
+			g := gateway.New(a.gatewayOptions())
+			d := g.Check(path, call, cwd)
+			if err := writeJSON(a.stdout, d); err != nil {
+				return &exitError{code: exitInternal, err: err}
+			}
+			if !d.Allowed {
+				return silentExit(exitDenied)
+			}
+			return nil
+		},
+	}
+	sel.addFlags(cmd)
+	cmd.Flags().StringVar(&scopeFile, "scope", "", "evaluate against this scope file (no session, nothing audited)")
+	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory of the call when it names none")
+	return cmd
 }
+
+// readCall reads the call JSON from the argument, or stdin when absent.
+func readCall(a *app, args []string) (policy.Call, error) {
+	var data []byte
+	if len(args) == 1 {
+		data = []byte(args[0])
+	} else {
+		var err error
+		data, err = io.ReadAll(io.LimitReader(a.stdin, maxCallBytes+1))
+		if err != nil {
+			return policy.Call{}, usageErr("read call from stdin: %v", err)
+		}
+	}
+	if len(data) > maxCallBytes {
+		return policy.Call{}, usageErr("call JSON is larger than %d bytes", maxCallBytes)
+	}
+	call, err := policy.ParseCall(data)
+	if err != nil {
+		return policy.Call{}, usageErr("%v", err)
+	}
+	return call, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	return nil
+}
+
+// gatewayOptions are the gateway's options from the resolved global flags.
+func (a *app) gatewayOptions() gateway.Options {
+	home, _ := os.UserHomeDir()
+	return gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, RoamDir: a.roamDir, Home: home}
+}
+

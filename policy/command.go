@@ -1,0 +1,483 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+func (c *checker) callExpr(ce *syntax.CallExpr, st *shellState) {
+	if len(ce.Args) > 0 {
+		c.calls++
+	}
+	persist := len(ce.Args) == 0
+	for _, a := range ce.Assigns {
+		c.assign(a, st, persist)
+	}
+	if len(ce.Args) == 0 {
+		return
+	}
+	c.simple(c.words(ce.Args, st), st, true)
+}
+
+// simple checks one simple command. Functions and builtins are looked up
+// only when lookup is true (not for commands run by exec, env, xargs…).
+func (c *checker) simple(args []arg, st *shellState, lookup bool) {
+	if len(args) == 0 {
+		return
+	}
+	if !args[0].known {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "$…",
+			Message: "the program to run is known only at run time (a variable or substitution in command position); name the program literally"})
+		return
+	}
+	name := args[0].s
+	if name == "" {
+		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: `""`, Message: "empty program name"})
+		return
+	}
+	if lookup && !strings.Contains(name, "/") {
+		if c.funcs[name] {
+			return // a function of this script: its body is checked
+		}
+		if c.builtin(name, args, st) {
+			return
+		}
+	}
+	c.external(args, st)
+}
+
+// builtin checks a shell builtin; it reports false for names that are not
+// builtins handled here (they are then checked as programs).
+func (c *checker) builtin(name string, args []arg, st *shellState) bool {
+	switch name {
+	case "true", "false", ":", "echo", "printf", "test", "[", "pwd", "shift", "exit", "return",
+		"break", "continue", "wait", "type", "unset", "read", "getopts", "umask", "ulimit",
+		"times", "jobs", "fg", "bg", "disown", "dirs", "popd", "caller", "shopt", "set",
+		"mapfile", "readarray", "help", "logout", "suspend":
+		return true
+	case "cd", "pushd":
+		c.cd(args, st)
+		return true
+	case "eval", "source", ".", "alias", "enable", "fc", "bind":
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
+			Message: fmt.Sprintf("%s runs or defines code that cannot be checked before it runs; run the commands themselves", name)})
+		return true
+	case "hash":
+		for _, a := range args[1:] {
+			if !a.known || strings.HasPrefix(a.s, "-p") {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: "hash -p",
+					Message: "hash -p makes a name run another program"})
+			}
+		}
+		return true
+	case "trap":
+		c.trap(args, st)
+		return true
+	case "exec":
+		rest := args[1:]
+		for len(rest) > 0 && rest[0].known && strings.HasPrefix(rest[0].s, "-") {
+			if rest[0].s == "--" {
+				rest = rest[1:]
+				break
+			}
+			if rest[0].s == "-a" && len(rest) > 1 {
+				rest = rest[1:]
+			}
+			rest = rest[1:]
+		}
+		c.simple(rest, st, false)
+		return true
+	case "command":
+		rest := args[1:]
+		for len(rest) > 0 && rest[0].known && strings.HasPrefix(rest[0].s, "-") {
+			if rest[0].s == "-v" || rest[0].s == "-V" {
+				return true // only looks the name up
+			}
+			if rest[0].s == "--" {
+				rest = rest[1:]
+				break
+			}
+			rest = rest[1:]
+		}
+		if len(rest) > 0 && rest[0].known && !strings.Contains(rest[0].s, "/") && c.builtin(rest[0].s, rest, st) {
+			return true
+		}
+		c.simple(rest, st, false)
+		return true
+	case "builtin":
+		if len(args) > 1 && args[1].known && c.builtin(args[1].s, args[1:], st) {
+			return true
+		}
+		if len(args) > 1 {
+			c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: "builtin",
+				Message: "builtin names a command that is not a checked shell builtin"})
+		}
+		return true
+	case "export", "declare", "typeset", "local", "readonly", "let":
+		// Reached only through command/builtin: assignments as words.
+		for _, a := range args[1:] {
+			if !a.known {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
+					Message: name + " with an argument known only at run time cannot be checked"})
+				continue
+			}
+			if n, v, ok := strings.Cut(a.s, "="); ok {
+				c.addAll(c.s.envAssign(n, &v, st.cwd, c.env))
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func (c *checker) cd(args []arg, st *shellState) {
+	var target *arg
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a.known && (a.s == "-L" || a.s == "-P" || a.s == "-e" || a.s == "-@" || a.s == "--") {
+			continue
+		}
+		target = &args[i]
+		break
+	}
+	if target == nil {
+		if c.env.Home == "" {
+			st.cwd = ""
+			return
+		}
+		target = &arg{s: c.env.Home, known: true}
+	}
+	if !target.known || target.s == "-" || (st.cwd == "" && !filepath.IsAbs(target.s)) {
+		st.cwd = "" // known only at run time: relative paths after it are checked then
+		return
+	}
+	abs, err := absPath(target.s, st.cwd, c.env)
+	if err != nil {
+		c.add(Violation{Reason: ReasonInvalidArguments, Resource: target.s, Message: "cd: " + err.Error()})
+		st.cwd = ""
+		return
+	}
+	c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: "cd " + target.s}))
+	st.cwd = abs
+}
+
+func (c *checker) trap(args []arg, st *shellState) {
+	if len(args) < 3 {
+		return // trap, trap -p, trap -l: no action
+	}
+	action := args[1]
+	if action.known && (action.s == "-" || action.s == "" || strings.HasPrefix(action.s, "-")) {
+		return
+	}
+	if !action.known {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "trap", Message: "a trap action known only at run time cannot be checked"})
+		return
+	}
+	c.program(action.s, st.clone())
+}
+
+// external checks a program run: allow and deny entries, its arguments, the
+// commands it wraps.
+func (c *checker) external(args []arg, st *shellState) {
+	prog := args[0].s
+	base := prog
+	resolvedProg := ""
+	if strings.Contains(prog, "/") {
+		base = path.Base(prog)
+		if !filepath.IsAbs(prog) && st.cwd == "" {
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: prog,
+				Message: fmt.Sprintf("program %s is relative to a directory known only at run time", prog)})
+		} else {
+			abs, err := absPath(prog, st.cwd, c.env)
+			if err == nil {
+				resolvedProg = abs
+				c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: "program " + prog}))
+			} else {
+				c.add(Violation{Reason: ReasonInvalidArguments, Resource: prog, Message: "program " + prog + ": " + err.Error()})
+			}
+		}
+	}
+	sp := c.s.programs.lookup(base)
+	p := parseArgs(base, sp, args[1:])
+	for i := range c.s.denyCmds {
+		e := &c.s.denyCmds[i]
+		if e.denies(p, resolvedProg) {
+			c.add(Violation{Reason: ReasonCommandDenied, Resource: e.text, Rule: e.rule,
+				Message: fmt.Sprintf("%s matches %s of this session's scope", clip(argvText(args)), e.rule)})
+		}
+	}
+	var allowed *entry
+	for i := range c.s.allow {
+		e := &c.s.allow[i]
+		if e.matchesProgram(base, resolvedProg) && e.prefixOf(p) {
+			allowed = e
+			break
+		}
+	}
+	if allowed == nil {
+		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: base, Rule: "shell_commands.allow",
+			Message: fmt.Sprintf("%s is not in shell_commands.allow of this session's scope; the user can allow it with: scopegate scope expand --allow-command %s", base, quoteArg(allowHint(base, p)))})
+	}
+	c.analyze(p, allowed, st)
+}
+
+// allowHint is the allow entry a denial proposes: the program, and its
+// subcommand when it has subcommands.
+func allowHint(base string, p *parsed) string {
+	if len(p.subPath) > 0 {
+		return base + " " + p.subPath[0]
+	}
+	return base
+}
+
+func argvText(args []arg) string {
+	parts := make([]string, len(args))
+	for i, a := range args {
+		if a.known {
+			parts[i] = a.s
+		} else {
+			parts[i] = "$…"
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// danger records a dangerous argument unless the allow entry names it.
+func (c *checker) danger(p *parsed, allowed *entry, id, what, why string) {
+	if allowed != nil && allowed.names(id) {
+		return
+	}
+	c.add(Violation{Reason: ReasonDangerousArgument, Resource: p.prog + " " + what, Rule: "dangerous arguments of " + p.prog,
+		Message: fmt.Sprintf("%s %s %s; only an allow entry that names it (e.g. %q) permits that", p.prog, what, why, p.prog+" "+id)})
+}
+
+// analyze checks what a program's arguments make it do.
+func (c *checker) analyze(p *parsed, allowed *entry, st *shellState) {
+	if p.dynamicSub {
+		c.danger(p, allowed, "$…", "subcommand known only at run time", "cannot be checked")
+	}
+	if len(p.subPath) > 0 {
+		sp := p.sp
+		for _, sub := range p.subPath {
+			if sp == nil {
+				break
+			}
+			if why, ok := sp.subDanger[sub]; ok {
+				c.danger(p, allowed, sub, sub, why)
+			}
+			next := sp.subs[sub]
+			if next == nil {
+				next = sp.defSub
+			}
+			sp = next
+		}
+	}
+	cwd := st.cwd
+	inPlace := false
+	patternGiven := false
+	for _, o := range p.occ {
+		if o.opt == nil {
+			// An option the table does not know: a path given as its value
+			// is still a path.
+			if o.has && o.value.known && looksLikePath(o.value.s) {
+				c.operand(o.value.s, AccessRead, cwd, p.prog+" "+o.id)
+			}
+			continue
+		}
+		switch eff := o.opt.eff; {
+		case eff.dangerous():
+			c.danger(p, allowed, o.id, o.text, o.opt.why)
+		case eff == effRead || eff == effPatternFile:
+			if o.has && o.value.known && o.value.s != "-" {
+				c.operand(o.value.s, AccessRead, cwd, p.prog+" "+o.id)
+			}
+			patternGiven = patternGiven || eff == effPatternFile
+		case eff == effWrite:
+			if o.has && o.value.known && o.value.s != "-" {
+				c.operand(o.value.s, AccessWrite, cwd, p.prog+" "+o.id)
+			}
+		case eff == effChdir:
+			if o.has && o.value.known {
+				if abs, err := absPath(o.value.s, cwd, c.env); err == nil && (cwd != "" || filepath.IsAbs(o.value.s)) {
+					c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: p.prog + " " + o.id}))
+					cwd = abs
+				} else {
+					cwd = ""
+				}
+			} else if o.has {
+				cwd = ""
+			}
+		case eff == effInPlace:
+			inPlace = true
+		case eff == effPattern:
+			patternGiven = true
+		}
+	}
+	leaf := p.leaf
+	mode := opRead
+	if leaf != nil {
+		mode = leaf.operands
+	}
+	if inPlace {
+		mode = opWrite
+		if leaf != nil && leaf.operands == opPatternFirst && !patternGiven {
+			mode = opSkipFirst
+		}
+	}
+	if mode == opPatternFirst && patternGiven {
+		mode = opRead
+	}
+	pos := p.pos
+	// Subcommand words are not files.
+	if len(p.subPath) > 0 && len(pos) >= len(p.subPath) {
+		pos = pos[len(p.subPath):]
+	}
+	for i, a := range pos {
+		if !a.known || a.procSubst {
+			continue
+		}
+		access, check := AccessRead, looksLikePath(a.s) || c.exists(a.s, cwd)
+		switch mode {
+		case opNone:
+			check = false
+		case opWrite:
+			access, check = AccessWrite, true
+		case opWriteLast:
+			if i == len(pos)-1 && len(pos) > 1 {
+				access, check = AccessWrite, true
+			}
+		case opPatternFirst:
+			if i == 0 {
+				check = false
+			}
+		case opSkipFirst:
+			if i == 0 {
+				check = false
+			} else {
+				access, check = AccessWrite, true
+			}
+		case opWriteSecond:
+			if i == 1 {
+				access, check = AccessWrite, true
+			}
+		}
+		if check {
+			c.operand(a.s, access, cwd, p.prog+" operand")
+		}
+	}
+	if leaf != nil && leaf.wrapper {
+		c.wrapped(p, leaf, cwd, st)
+	}
+	if p.sp != nil && p.sp.extra != nil {
+		p.sp.extra(c, p, allowed, &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown})
+	}
+	if leaf != nil && leaf != p.sp && leaf.extra != nil {
+		leaf.extra(c, p, allowed, &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown})
+	}
+}
+
+// operand checks one file operand of a program.
+func (c *checker) operand(s string, access Access, cwd, what string) {
+	if safeDevice(s, access) || s == "-" {
+		return
+	}
+	if !filepath.IsAbs(s) && !strings.HasPrefix(s, "~") && cwd == "" {
+		return // relative to a directory known only at run time
+	}
+	c.addAll(c.s.checkPath(s, access, cwd, c.env, pathSource{what: what + " " + s}))
+}
+
+// looksLikePath reports whether an operand is spelled as a path.
+func looksLikePath(s string) bool {
+	return s == "." || s == ".." || strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") ||
+		strings.Contains(s, "/")
+}
+
+// exists reports whether a relative operand names an existing file.
+func (c *checker) exists(s, cwd string) bool {
+	if cwd == "" || s == "" || strings.ContainsRune(s, 0) {
+		return false
+	}
+	_, err := c.env.fs().Lstat(filepath.Join(cwd, s))
+	return err == nil
+}
+
+// wrapped checks the command a wrapper (env, timeout, xargs…) runs.
+func (c *checker) wrapped(p *parsed, sp *spec, cwd string, st *shellState) {
+	rest := p.rest
+	if sp.split != "" {
+		for _, v := range p.values(sp.split) {
+			if !v.known {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: p.prog + " " + sp.split,
+					Message: p.prog + " " + sp.split + " with a string known only at run time cannot be checked"})
+				continue
+			}
+			rest = append(knownArgs(strings.Fields(v.s)), rest...)
+		}
+	}
+	if sp.assignsFirst {
+		for len(rest) > 0 && rest[0].known && isAssignment(rest[0].s) {
+			name, val, _ := strings.Cut(rest[0].s, "=")
+			c.addAll(c.s.envAssign(name, &val, cwd, c.env))
+			rest = rest[1:]
+		}
+		for len(rest) > 0 && !rest[0].known {
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: p.prog,
+				Message: p.prog + " runs a program known only at run time"})
+			return
+		}
+	}
+	if len(rest) == 0 {
+		return
+	}
+	if sp.appendsInput {
+		repl := ""
+		for _, id := range []string{"-I", "-i"} {
+			for _, v := range p.values(id) {
+				repl = v.s
+			}
+			if repl == "" && p.has(id) && id == "-i" {
+				repl = "{}"
+			}
+		}
+		marked := make([]arg, 0, len(rest)+1)
+		for i, a := range rest {
+			if i > 0 && repl != "" && a.known && strings.Contains(a.s, repl) {
+				a = arg{}
+			}
+			marked = append(marked, a)
+		}
+		rest = append(marked, arg{}) // the input items
+	}
+	inner := st
+	if cwd != st.cwd {
+		inner = st.clone()
+		inner.cwd = cwd
+	}
+	c.simple(rest, inner, false)
+}
+
+// isAssignment reports whether a word is NAME=VALUE.
+func isAssignment(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkArgv checks one fully expanded simple command at run time.
+func (s *Scope) checkArgv(argv []string, cwd string, env Env) []Violation {
+	c := &checker{s: s, env: env, seen: map[string]bool{}, funcs: map[string]bool{}}
+	c.simple(knownArgs(argv), &shellState{cwd: cwd, vars: map[string]*string{}}, true)
+	return c.vs
+}

@@ -1,0 +1,104 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/mattn/go-shellwords"
+)
+
+// entry is one shell_commands allow or deny entry, split into words.
+type entry struct {
+	rule  string   // e.g. "shell_commands.deny[0] rm -rf"
+	text  string   // as written
+	prog  string   // program base name
+	path  string   // the program as a path, when the entry names one
+	words []arg    // the words after the program
+	pos   []string // operands (subcommand words) the entry requires, in order
+	opts  []string // option identities the entry names
+}
+
+func compileEntries(list string, es []string, table programs) ([]entry, error) {
+	out := make([]entry, 0, len(es))
+	for i, e := range es {
+		rule := fmt.Sprintf("%s[%d] %s", list, i, e)
+		p := shellwords.NewParser()
+		p.ParseEnv = false
+		p.ParseBacktick = false
+		words, err := p.Parse(e)
+		if err != nil || len(words) == 0 || p.Position >= 0 && p.Position < len(e) {
+			return nil, fmt.Errorf("%w: %s: not a command and its words", ErrInvalidScope, rule)
+		}
+		en := entry{rule: rule, text: e, prog: words[0], words: knownArgs(words[1:])}
+		if strings.Contains(words[0], "/") {
+			en.path = words[0]
+			en.prog = path.Base(words[0])
+		}
+		pp := parseArgs(en.prog, table.lookup(en.prog), en.words)
+		for _, a := range pp.pos {
+			en.pos = append(en.pos, a.s)
+		}
+		for _, o := range pp.occ {
+			en.opts = append(en.opts, o.id)
+		}
+		out = append(out, en)
+	}
+	return out, nil
+}
+
+// matchesProgram reports whether the entry names this program: by base name,
+// or by path when the entry gives one (then the resolved paths must agree).
+func (e *entry) matchesProgram(base, resolvedProg string) bool {
+	if e.prog != base {
+		return false
+	}
+	if e.path == "" {
+		return true
+	}
+	return resolvedProg != "" && (e.path == resolvedProg)
+}
+
+// prefixOf reports whether the entry's operands start the command's operands.
+func (e *entry) prefixOf(p *parsed) bool {
+	if len(e.pos) > len(p.pos) {
+		return false
+	}
+	for i, w := range e.pos {
+		if !p.pos[i].known || p.pos[i].s != w {
+			return false
+		}
+	}
+	return true
+}
+
+// denies reports whether a deny entry matches a command by meaning: same
+// program, its operands starting the command's, and every option it names
+// present (in any spelling, order or cluster).
+func (e *entry) denies(p *parsed, resolvedProg string) bool {
+	if !e.matchesProgram(p.prog, resolvedProg) || !e.prefixOf(p) {
+		return false
+	}
+	for _, id := range e.opts {
+		if !p.has(id) {
+			return false
+		}
+	}
+	return true
+}
+
+// names reports whether an allow entry names an option or subcommand
+// explicitly, which waives the danger it carries.
+func (e *entry) names(id string) bool {
+	for _, o := range e.opts {
+		if o == id {
+			return true
+		}
+	}
+	for _, w := range e.pos {
+		if w == id {
+			return true
+		}
+	}
+	return false
+}

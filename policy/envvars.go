@@ -1,0 +1,115 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Environment variables an agent may not set for a command: they make
+// programs load code, run other programs, or read configuration from places
+// the scope does not cover. The table is data: extend it here.
+var dangerousVars = map[string]string{
+	"PATH": "changes which programs run", "BASH_ENV": "runs a script at shell start",
+	"ENV": "runs a script at shell start", "SHELLOPTS": "changes shell behaviour", "BASHOPTS": "changes shell behaviour",
+	"PS4": "runs substitutions when tracing", "PROMPT_COMMAND": "runs a command", "IFS": "changes word splitting",
+	"CDPATH": "changes where cd goes", "GLOBIGNORE": "changes globbing", "HOME": "moves every per-user configuration file",
+	"ZDOTDIR": "moves shell startup files", "XDG_CONFIG_HOME": "moves configuration files", "XDG_CONFIG_DIRS": "moves configuration files",
+	"XDG_DATA_HOME": "moves data files", "SHELL": "changes the shell programs run commands with",
+	"PAGER": "runs a pager program", "MANPAGER": "runs a pager program", "EDITOR": "runs an editor program",
+	"VISUAL": "runs an editor program", "SUDO_EDITOR": "runs an editor program", "BROWSER": "runs a browser program",
+	"LESSOPEN": "makes less run an input preprocessor", "LESSCLOSE": "makes less run a command",
+	"LESSKEY": "loads less key bindings", "LESSKEYIN": "loads less key bindings", "LESSKEY_SYSTEM": "loads less key bindings",
+	"NODE_OPTIONS": "makes node preload code", "PYTHONSTARTUP": "runs a Python script", "PYTHONHOME": "moves the Python library",
+	"PYTHONUSERBASE": "moves Python's user site", "PYTHONINSPECT": "opens an interactive interpreter", "PYTHONBREAKPOINT": "runs code at breakpoints",
+	"PERL5OPT": "injects perl options", "PERL5DB": "runs debugger code", "PERLLIB": "loads perl modules", "PERL5LIB": "loads perl modules",
+	"RUBYOPT": "injects ruby options", "RUBYLIB": "loads ruby libraries", "JAVA_TOOL_OPTIONS": "injects JVM options",
+	"_JAVA_OPTIONS": "injects JVM options", "JDK_JAVA_OPTIONS": "injects JVM options", "GOENV": "loads go configuration",
+	"GOTOOLCHAIN": "downloads and runs another Go toolchain", "CC": "runs a C compiler of its choosing", "CXX": "runs a C++ compiler of its choosing",
+	"CGO_CFLAGS": "passes flags to the C compiler", "CGO_CPPFLAGS": "passes flags to the C compiler", "CGO_CXXFLAGS": "passes flags to the C compiler",
+	"CGO_LDFLAGS": "passes flags to the linker", "CGO_FFLAGS": "passes flags to the compiler", "MAKEFLAGS": "injects make options",
+	"MAKEFILES": "makes make read more makefiles", "MFLAGS": "injects make options", "TAR_OPTIONS": "injects tar options",
+	"RIPGREP_CONFIG_PATH": "loads rg options (such as --pre)", "GREP_OPTIONS": "injects grep options", "SSH_ASKPASS": "runs a program",
+	"SUDO_ASKPASS": "runs a program", "RUSTC_WRAPPER": "runs a program", "RUSTC": "runs a program", "RUSTDOC": "runs a program",
+	"RUSTFLAGS": "passes flags to the compiler", "OPENSSL_CONF": "loads OpenSSL engines", "GCONV_PATH": "loads code",
+	"LOCPATH": "loads locale data", "NLSPATH": "loads message catalogs", "HOSTALIASES": "redirects host names",
+	"NPM_CONFIG_SCRIPT_SHELL": "runs npm scripts with another shell", "GIT_TRACE": "writes files",
+	"FPATH": "loads shell functions", "INPUTRC": "loads readline bindings", "TERMINFO": "loads terminal definitions",
+}
+
+// dangerousVarPrefixes are variable name prefixes refused like dangerousVars.
+var dangerousVarPrefixes = map[string]string{
+	"LD_": "changes how programs are linked and loaded", "DYLD_": "changes how programs are linked and loaded",
+	"BASH_FUNC_": "defines shell functions", "NPM_CONFIG_": "changes npm configuration",
+	"CARGO_TARGET_": "can set a runner program", "CARGO_BUILD_": "can set a compiler wrapper",
+	"PIP_": "changes pip configuration", "YARN_": "changes yarn configuration",
+}
+
+// safeGitVars are the GIT_* variables that cannot make git run programs or
+// read another repository; every other GIT_* variable is refused.
+var safeGitVars = map[string]bool{
+	"GIT_AUTHOR_NAME": true, "GIT_AUTHOR_EMAIL": true, "GIT_AUTHOR_DATE": true,
+	"GIT_COMMITTER_NAME": true, "GIT_COMMITTER_EMAIL": true, "GIT_COMMITTER_DATE": true,
+	"GIT_TERMINAL_PROMPT": true, "GIT_OPTIONAL_LOCKS": true, "GIT_NO_REPLACE_OBJECTS": true,
+	"GIT_LITERAL_PATHSPECS": true, "GIT_GLOB_PATHSPECS": true, "GIT_NOGLOB_PATHSPECS": true,
+	"GIT_ICASE_PATHSPECS": true, "GIT_FLUSH": true, "GIT_PROGRESS_DELAY": true, "GIT_MERGE_VERBOSITY": true,
+	"GIT_ADVICE": true, "GIT_DEFAULT_HASH": true,
+}
+
+// pathListVars hold lists of directories code is loaded from: allowed only
+// when every entry is readable in scope.
+var pathListVars = map[string]bool{"PYTHONPATH": true, "NODE_PATH": true, "CLASSPATH": true, "GEM_PATH": true, "GEM_HOME": true}
+
+// envAssign checks setting variable name to val (nil: known only at run
+// time) for a command, or for the rest of the script.
+func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Violation {
+	deny := func(why string) []Violation {
+		return []Violation{{Reason: ReasonDangerousArgument, Resource: name, Rule: "environment " + name,
+			Message: fmt.Sprintf("setting %s is refused: it %s", name, why)}}
+	}
+	if why, ok := dangerousVars[name]; ok {
+		return deny(why)
+	}
+	for prefix, why := range dangerousVarPrefixes {
+		if strings.HasPrefix(name, prefix) {
+			return deny(why)
+		}
+	}
+	if strings.HasPrefix(name, "GIT_") && !safeGitVars[name] {
+		return deny("changes which repository, configuration or helper programs git uses")
+	}
+	switch {
+	case name == "GOFLAGS":
+		if val == nil {
+			return deny("injects go flags known only at run time")
+		}
+		c := &checker{s: s, env: env, seen: map[string]bool{}}
+		words := knownArgs(strings.Fields(*val))
+		p := parseArgs("go", s.programs.lookup("go").subs["build"], words)
+		for _, o := range p.occ {
+			if o.opt != nil && (o.opt.eff.dangerous() || o.opt.eff == effWrite || o.opt.eff == effRead) {
+				return deny("injects the go flag " + o.id + ", which " + orDefault(o.opt.why, "reads or writes files"))
+			}
+		}
+		_ = c
+	case pathListVars[name]:
+		if val == nil {
+			return deny("loads code from directories known only at run time")
+		}
+		for _, dir := range strings.Split(*val, ":") {
+			if dir == "" {
+				continue
+			}
+			if vs := s.checkPath(dir, AccessRead, cwd, env, pathSource{}); vs != nil {
+				return deny("loads code from " + dir + ", which is outside this session's read scope")
+			}
+		}
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,338 @@
+package policy
+
+import (
+	"strings"
+)
+
+// effect is what an option (or its value) makes a program do.
+type effect uint8
+
+const (
+	effNone        effect = iota
+	effRead               // the value is a path that is read
+	effWrite              // the value is a path that is written
+	effChdir              // the value is a directory the program works in
+	effExec               // the value or the option runs another program
+	effCode               // the value is inline code
+	effConfig             // changes or loads configuration that can run programs
+	effDanger             // dangerous for another reason (see why)
+	effInPlace            // the operands are rewritten in place
+	effPattern            // the value is the pattern/script (no pattern operand then)
+	effPatternFile        // the value is a file holding the pattern/script
+)
+
+// dangerous reports whether an effect is refused unless an allow entry names
+// the option explicitly.
+func (e effect) dangerous() bool {
+	return e == effExec || e == effCode || e == effConfig || e == effDanger
+}
+
+// arity says whether an option takes a value.
+type arity uint8
+
+const (
+	flagOpt     arity = iota // no value
+	valueOpt                 // a value, attached or the next argument
+	optValueOpt              // a value only when attached (--opt=v, -ov)
+)
+
+// option is one option of a program; its names are synonyms (the first is
+// its identity, used to match deny entries by meaning).
+type option struct {
+	names []string
+	arity arity
+	eff   effect
+	why   string
+	stop  bool // the arguments after it belong to something else (python -m)
+}
+
+// operandMode says what a program does with its operands.
+type operandMode uint8
+
+const (
+	opRead         operandMode = iota // path-like operands are read
+	opWrite                           // every operand is written
+	opWriteLast                       // the last operand is written, the others read
+	opPatternFirst                    // the first operand is a pattern or script, the rest read
+	opSkipFirst                       // the first operand is not a file (mode, owner), the rest written
+	opNone                            // operands are not files
+	opWriteSecond                     // the second operand (if any) is written (uniq, xxd)
+	opWriteFirst                      // the first operand is written, the others read (zip)
+)
+
+// spec describes a program for the checker: its options, what its operands
+// are, its subcommands, and whether it runs another command.
+type spec struct {
+	opts       []option
+	operands   operandMode
+	singleDash bool // long options take one dash (go, find)
+	posixStop  bool // options end at the first operand
+	// subs are subcommands, selected by the first operand.
+	subs map[string]*spec
+	// defSub is the spec of subcommands not in subs.
+	defSub *spec
+	// subDanger are subcommands that are dangerous in themselves.
+	subDanger map[string]string
+	// wrapper: the operands (after skip of them) are a command to run.
+	wrapper bool
+	skip    int
+	// extra is the program-specific analysis, run after the generic one.
+	extra func(c *checker, p *parsed, allowed *entry, st *shellState)
+	index map[string]*option
+	// rewrite turns a program's own argument syntax into the usual one
+	// (tar's old-style "xf archive").
+	rewrite func([]arg) []arg
+	// assignsFirst: NAME=VALUE operands before the wrapped command (env).
+	assignsFirst bool
+	// appendsInput: the wrapped command gets more arguments at run time (xargs).
+	appendsInput bool
+	// split names an option whose value is split into words and run (env -S).
+	split string
+}
+
+func (sp *spec) lookup(name string) *option {
+	if sp == nil {
+		return nil
+	}
+	if sp.index == nil {
+		return nil
+	}
+	return sp.index[name]
+}
+
+// build fills the name index; it is called once per table entry.
+func (sp *spec) build() *spec {
+	sp.index = make(map[string]*option, len(sp.opts)*2)
+	for i := range sp.opts {
+		for _, n := range sp.opts[i].names {
+			sp.index[n] = &sp.opts[i]
+		}
+	}
+	for _, sub := range sp.subs {
+		if sub.index == nil {
+			sub.build()
+		}
+	}
+	if sp.defSub != nil && sp.defSub.index == nil {
+		sp.defSub.build()
+	}
+	return sp
+}
+
+// lookupLong finds a long option by exact name, by unambiguous prefix (GNU
+// getopt_long and git accept abbreviations), or — failing closed — by a
+// prefix shared with a dangerous option.
+func (sp *spec) lookupLong(name string) *option {
+	if o := sp.lookup(name); o != nil {
+		return o
+	}
+	if sp == nil || len(name) < 3 {
+		return nil
+	}
+	var found, danger *option
+	n := 0
+	for i := range sp.opts {
+		o := &sp.opts[i]
+		for _, full := range o.names {
+			if len(full) > len(name) && strings.HasPrefix(full, name) && strings.HasPrefix(full, "--") == strings.HasPrefix(name, "--") {
+				if found != o {
+					n++
+				}
+				found = o
+				if o.eff.dangerous() {
+					danger = o
+				}
+			}
+		}
+	}
+	if danger != nil {
+		return danger
+	}
+	if n == 1 {
+		return found
+	}
+	return nil
+}
+
+// occurrence is one option found on a command line.
+type occurrence struct {
+	opt   *option // nil for an option the table does not know
+	id    string  // identity: the option's first name, or the text as given
+	text  string  // the argument as given
+	value arg
+	has   bool // a value was given
+}
+
+// parsed is a command line split into options and operands by a spec.
+type parsed struct {
+	prog    string // base name
+	args    []arg  // the whole argv
+	sp      *spec
+	occ     []occurrence
+	pos     []arg // operands, in order
+	posIdx  []int // index in args of each operand
+	subPath []string
+	leaf    *spec // the spec of the deepest subcommand parsed
+	// dynamicSub is set when the subcommand is known only at run time.
+	dynamicSub bool
+	// rest is set for wrappers: the argv of the wrapped command.
+	rest []arg
+	// unknownBeforeEnd is set when an argument known only at run time
+	// stands where options are still parsed.
+	unknownOpts bool
+}
+
+func (p *parsed) has(id string) bool {
+	for _, o := range p.occ {
+		if o.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parsed) values(id string) []arg {
+	var out []arg
+	for _, o := range p.occ {
+		if o.id == id && o.has {
+			out = append(out, o.value)
+		}
+	}
+	return out
+}
+
+// parseArgs splits args (argv without the program) by a spec. It descends
+// into subcommands; for wrappers it stops at the wrapped command.
+func parseArgs(prog string, sp *spec, argv []arg) *parsed {
+	if sp != nil && sp.rewrite != nil {
+		argv = sp.rewrite(argv)
+	}
+	p := &parsed{prog: prog, args: argv, sp: sp, leaf: sp}
+	p.parse(sp, argv, 0)
+	return p
+}
+
+func (p *parsed) parse(sp *spec, argv []arg, base int) {
+	endOpts := false
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		operand := !a.known || a.procSubst || endOpts || a.s == "-" || len(a.s) < 2 || !strings.HasPrefix(a.s, "-")
+		if operand {
+			if !a.known && !endOpts {
+				p.unknownOpts = true
+			}
+			p.addPos(a, base+i)
+			if sp != nil && !endOpts && sp.stopsAtOperand() {
+				if p.afterOperand(sp, argv, i, base) {
+					return
+				}
+				endOpts = sp.posixStop
+			}
+			continue
+		}
+		s := a.s
+		if s == "--" {
+			endOpts = true
+			continue
+		}
+		exact := false
+		if sp != nil && !strings.HasPrefix(s, "--") {
+			name, _, _ := strings.Cut(s, "=")
+			exact = len(name) > 2 && sp.lookup(name) != nil // -TT, -cols
+		}
+		if exact || strings.HasPrefix(s, "--") || (sp != nil && sp.singleDash) {
+			name, val, hasEq := strings.Cut(s, "=")
+			o := sp.lookupLong(name)
+			if o == nil && sp != nil && sp.singleDash {
+				if strings.HasPrefix(name, "--") {
+					o = sp.lookupLong(name[1:]) // go accepts --flag for -flag
+				}
+			}
+			occ := occurrence{opt: o, id: name, text: s}
+			if o != nil {
+				occ.id = o.names[0]
+			}
+			switch {
+			case hasEq:
+				occ.value, occ.has = arg{s: val, known: true}, true
+			case o != nil && o.arity == valueOpt && i+1 < len(argv):
+				i++
+				occ.value, occ.has = argv[i], true
+			}
+			p.occ = append(p.occ, occ)
+			if o != nil && o.stop {
+				endOpts = true
+			}
+			continue
+		}
+		// A cluster of short options: -rf, -xzf FILE, -I'cmd'.
+		for j := 1; j < len(s); j++ {
+			name := "-" + s[j:j+1]
+			o := sp.lookup(name)
+			occ := occurrence{opt: o, id: name, text: s}
+			if o == nil {
+				p.occ = append(p.occ, occ)
+				continue
+			}
+			occ.id = o.names[0]
+			if o.arity != flagOpt {
+				if j+1 < len(s) {
+					occ.value, occ.has = arg{s: s[j+1:], known: true}, true
+				} else if o.arity == valueOpt && i+1 < len(argv) {
+					i++
+					occ.value, occ.has = argv[i], true
+				}
+				p.occ = append(p.occ, occ)
+				endOpts = endOpts || o.stop
+				break
+			}
+			p.occ = append(p.occ, occ)
+		}
+	}
+}
+
+func (sp *spec) stopsAtOperand() bool {
+	return sp.posixStop || sp.wrapper || sp.subs != nil || sp.defSub != nil || sp.subDanger != nil
+}
+
+// afterOperand handles the first operand of a spec with subcommands or a
+// wrapped command; it reports whether the rest of argv was consumed.
+func (p *parsed) afterOperand(sp *spec, argv []arg, i, base int) bool {
+	a := argv[i]
+	if sp.wrapper {
+		// The first skip operands are the wrapper's own; then the command.
+		p.pos = p.pos[:len(p.pos)-1]
+		p.posIdx = p.posIdx[:len(p.posIdx)-1]
+		start := i + sp.skip
+		for k := i; k < start && k < len(argv); k++ {
+			p.addPos(argv[k], base+k)
+		}
+		if start < len(argv) {
+			p.rest = argv[start:]
+		}
+		return true
+	}
+	if sp.subs == nil && sp.defSub == nil && sp.subDanger == nil {
+		return false
+	}
+	if !a.known {
+		p.dynamicSub = true
+		return false
+	}
+	sub := sp.subs[a.s]
+	if sub == nil {
+		sub = sp.defSub
+	}
+	p.subPath = append(p.subPath, a.s)
+	if sub == nil {
+		return false
+	}
+	p.leaf = sub
+	p.parse(sub, argv[i+1:], base+i+1)
+	return true
+}
+
+func (p *parsed) addPos(a arg, idx int) {
+	p.pos = append(p.pos, a)
+	p.posIdx = append(p.posIdx, idx)
+}

@@ -1,0 +1,432 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// maxNesting bounds recursion through sh -c strings, wrappers and
+// substitutions; deeper nesting is denied, never skipped.
+const maxNesting = 16
+
+// checker walks one shell program and collects every violation.
+type checker struct {
+	s     *Scope
+	env   Env
+	funcs map[string]bool
+	vs    []Violation
+	seen  map[string]bool // dedup of violations
+	depth int
+	calls int // simple commands checked, compared with the tree's count
+}
+
+// shellState is what a walk knows at a point of the program: the working
+// directory ("" when only known at run time) and variables with their
+// statically known values (absent or nil: unknown).
+type shellState struct {
+	cwd      string
+	vars     map[string]*string
+	pos      []string // positional parameters $1…, when known (sh -c)
+	posKnown bool
+}
+
+func (st *shellState) clone() *shellState {
+	c := &shellState{cwd: st.cwd, vars: make(map[string]*string, len(st.vars)), pos: st.pos, posKnown: st.posKnown}
+	for k, v := range st.vars {
+		c.vars[k] = v
+	}
+	return c
+}
+
+func (c *checker) add(v Violation) {
+	v.Message = oneLine(v.Message)
+	key := string(v.Reason) + "\x00" + v.Resource + "\x00" + v.Rule
+	if c.seen[key] {
+		return
+	}
+	c.seen[key] = true
+	c.vs = append(c.vs, v)
+}
+
+func (c *checker) addAll(vs []Violation) {
+	for _, v := range vs {
+		c.add(v)
+	}
+}
+
+func newParser() *syntax.Parser {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
+}
+
+// checkShell decides a shell command: every simple command anywhere in it.
+func (s *Scope) checkShell(cmd, cwd string, env Env) []Violation {
+	c := &checker{s: s, env: env, seen: map[string]bool{}}
+	c.program(cmd, &shellState{cwd: cwd, vars: map[string]*string{}})
+	return c.vs
+}
+
+// program parses and checks a whole shell program (the top-level command, or
+// the string of an sh -c, a trap action, a watch command…).
+func (c *checker) program(src string, st *shellState) {
+	if c.depth > maxNesting {
+		c.add(Violation{Reason: ReasonParseError, Resource: clip(src),
+			Message: "commands nested deeper than the checker follows; run them as separate calls"})
+		return
+	}
+	if strings.ContainsRune(src, 0) {
+		c.add(Violation{Reason: ReasonParseError, Resource: "NUL", Message: "the command contains a NUL byte"})
+		return
+	}
+	if strings.ContainsRune(src, '\r') {
+		// bash reads a carriage return as part of a word; other parsers
+		// (this one included) as a blank: the two would run different commands.
+		c.add(Violation{Reason: ReasonParseError, Resource: "CR",
+			Message: "the command contains a carriage return, which shells read differently; use plain \\n line endings"})
+		return
+	}
+	f, err := newParser().Parse(strings.NewReader(src), "")
+	if err != nil {
+		c.add(Violation{Reason: ReasonParseError, Resource: clip(src),
+			Message: "the command cannot be parsed as bash: " + err.Error()})
+		return
+	}
+	c.depth++
+	defer func() { c.depth-- }()
+	if c.funcs == nil {
+		c.funcs = map[string]bool{}
+	}
+	total := 0
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.FuncDecl:
+			c.funcs[n.Name.Value] = true
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 {
+				total++
+			}
+		}
+		return true
+	})
+	before := c.calls
+	c.stmts(f.Stmts, st)
+	// Fail closed: every simple command of the tree must have been checked.
+	if c.calls-before < total {
+		c.add(Violation{Reason: ReasonParseError, Resource: clip(src),
+			Message: "the command uses a shell construct the checker does not follow; split it into simpler commands"})
+	}
+}
+
+func (c *checker) stmts(ss []*syntax.Stmt, st *shellState) {
+	for _, s := range ss {
+		c.stmt(s, st)
+	}
+}
+
+func (c *checker) stmt(s *syntax.Stmt, st *shellState) {
+	if s.Background || s.Coprocess {
+		// A background job runs in a subshell: its cd does not persist.
+		st = st.clone()
+	}
+	for _, r := range s.Redirs {
+		c.redirect(r, st)
+	}
+	if s.Cmd != nil {
+		c.command(s.Cmd, st)
+	}
+}
+
+func (c *checker) command(cmd syntax.Command, st *shellState) {
+	switch cmd := cmd.(type) {
+	case *syntax.CallExpr:
+		c.callExpr(cmd, st)
+	case *syntax.BinaryCmd:
+		if cmd.Op == syntax.Pipe || cmd.Op == syntax.PipeAll {
+			// Each side of a pipeline runs in its own subshell.
+			c.stmt(cmd.X, st.clone())
+			c.stmt(cmd.Y, st.clone())
+			return
+		}
+		c.stmt(cmd.X, st)
+		c.stmt(cmd.Y, st)
+	case *syntax.Block:
+		c.stmts(cmd.Stmts, st)
+	case *syntax.Subshell:
+		c.stmts(cmd.Stmts, st.clone())
+	case *syntax.IfClause:
+		for ic := cmd; ic != nil; ic = ic.Else {
+			c.stmts(ic.Cond, st)
+			c.stmts(ic.Then, st)
+		}
+	case *syntax.WhileClause:
+		c.stmts(cmd.Cond, st)
+		c.stmts(cmd.Do, st)
+	case *syntax.ForClause:
+		switch loop := cmd.Loop.(type) {
+		case *syntax.WordIter:
+			args := c.words(loop.Items, st)
+			// The loop variable takes each item: known only if exactly one.
+			if len(args) == 1 && args[0].known {
+				v := args[0].s
+				st.vars[loop.Name.Value] = &v
+			} else {
+				st.vars[loop.Name.Value] = nil
+			}
+			if !loop.InPos.IsValid() {
+				st.vars[loop.Name.Value] = nil
+			}
+		case *syntax.CStyleLoop:
+			c.arithm(loop.Init, st)
+			c.arithm(loop.Cond, st)
+			c.arithm(loop.Post, st)
+		}
+		c.stmts(cmd.Do, st)
+	case *syntax.CaseClause:
+		c.words([]*syntax.Word{cmd.Word}, st)
+		for _, item := range cmd.Items {
+			for _, p := range item.Patterns {
+				c.nested(p, st)
+			}
+			c.stmts(item.Stmts, st)
+		}
+	case *syntax.FuncDecl:
+		if cmd.Body != nil {
+			c.stmt(cmd.Body, st.clone())
+		}
+	case *syntax.ArithmCmd:
+		c.arithm(cmd.X, st)
+	case *syntax.TestClause:
+		c.testExpr(cmd.X, st)
+	case *syntax.DeclClause:
+		c.declClause(cmd, st)
+	case *syntax.LetClause:
+		for _, x := range cmd.Exprs {
+			c.arithm(x, st)
+		}
+	case *syntax.TimeClause:
+		if cmd.Stmt != nil {
+			c.stmt(cmd.Stmt, st)
+		}
+	case *syntax.CoprocClause:
+		if cmd.Stmt != nil {
+			c.stmt(cmd.Stmt, st.clone())
+		}
+	case *syntax.TestDecl:
+		c.add(Violation{Reason: ReasonParseError, Resource: "@test", Message: "bats @test declarations are not shell commands"})
+	default:
+		c.add(Violation{Reason: ReasonParseError, Resource: fmt.Sprintf("%T", cmd),
+			Message: "the command uses a shell construct the checker does not follow"})
+	}
+}
+
+func (c *checker) testExpr(x syntax.TestExpr, st *shellState) {
+	switch x := x.(type) {
+	case *syntax.BinaryTest:
+		c.testExpr(x.X, st)
+		c.testExpr(x.Y, st)
+	case *syntax.UnaryTest:
+		c.testExpr(x.X, st)
+	case *syntax.ParenTest:
+		c.testExpr(x.X, st)
+	case *syntax.Word:
+		c.nested(x, st)
+	}
+}
+
+func (c *checker) arithm(x syntax.ArithmExpr, st *shellState) {
+	if x == nil {
+		return
+	}
+	syntax.Walk(x, func(n syntax.Node) bool {
+		if w, ok := n.(*syntax.Word); ok {
+			c.nested(w, st)
+			return false
+		}
+		return true
+	})
+}
+
+// nested checks the commands hidden inside a word: $(…), `…`, <(…), >(…),
+// also inside parameter expansions and arithmetic.
+func (c *checker) nested(w *syntax.Word, st *shellState) {
+	if w == nil {
+		return
+	}
+	syntax.Walk(w, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			// A command substitution runs in a subshell.
+			c.stmts(n.Stmts, st.clone())
+			return false
+		case *syntax.ProcSubst:
+			c.stmts(n.Stmts, st.clone())
+			return false
+		}
+		return true
+	})
+}
+
+func (c *checker) declClause(d *syntax.DeclClause, st *shellState) {
+	// declare/typeset/export/local/readonly/nameref: assignments that may
+	// set dangerous variables.
+	for _, a := range d.Args {
+		c.assign(a, st, true)
+	}
+}
+
+// assign checks one assignment (a prefix of a command when cmd is true, or
+// a plain assignment / export when it is false) and records a known value.
+func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
+	if a.Value != nil {
+		c.nested(a.Value, st)
+	}
+	if a.Array != nil {
+		for _, e := range a.Array.Elems {
+			c.nested(e.Value, st)
+			if e.Index != nil {
+				c.arithm(e.Index, st)
+			}
+		}
+	}
+	if a.Index != nil {
+		c.arithm(a.Index, st)
+	}
+	if a.Name == nil {
+		// export "$x", declare "$name=…": the name is dynamic.
+		if a.Value != nil {
+			if v, ok := c.literal(a.Value, st); ok {
+				name, _, _ := strings.Cut(v, "=")
+				c.addAll(c.s.envAssign(name, nil, st.cwd, c.env))
+				return
+			}
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: clip(nodeText(a.Value)),
+				Message: "a variable whose name is known only at run time cannot be checked"})
+		}
+		return
+	}
+	name := a.Name.Value
+	var val *string
+	if a.Value != nil && a.Array == nil && !a.Append {
+		if v, ok := c.literal(a.Value, st); ok {
+			val = &v
+		}
+	} else if a.Value == nil && a.Array == nil && !a.Naked {
+		empty := ""
+		val = &empty
+	}
+	c.addAll(c.s.envAssign(name, val, st.cwd, c.env))
+	if persist {
+		if a.Naked {
+			return // export NAME: value unchanged
+		}
+		st.vars[name] = val
+	}
+}
+
+func (c *checker) redirect(r *syntax.Redirect, st *shellState) {
+	if r.Hdoc != nil {
+		c.nested(r.Hdoc, st)
+	}
+	if r.Word == nil {
+		return
+	}
+	c.nested(r.Word, st)
+	var access Access
+	switch r.Op {
+	case syntax.RdrIn:
+		access = AccessRead
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob, syntax.AppClob, syntax.RdrInOut:
+		access = AccessWrite
+	case syntax.DplIn, syntax.DplOut:
+		// n>&m duplicates a descriptor; >&file (no digits) writes a file.
+		if lit, ok := c.literal(r.Word, st); ok && (isFD(lit) || lit == "-") {
+			return
+		}
+		access = AccessWrite
+		if r.Op == syntax.DplIn {
+			access = AccessRead
+		}
+	default: // here-docs and here-strings
+		return
+	}
+	if isProcSubstWord(r.Word) {
+		return // >(…): its commands were checked; the target is a pipe
+	}
+	args := c.words([]*syntax.Word{r.Word}, st)
+	if len(args) != 1 {
+		c.add(Violation{Reason: ReasonRedirectNotInScope, Resource: clip(nodeText(r.Word)),
+			Message: "a redirection target must expand to exactly one file"})
+		return
+	}
+	if !args[0].known {
+		return // known only at run time: checked by the run-time open handler
+	}
+	c.addAll(c.s.checkRedirect(args[0].s, access, st.cwd, c.env))
+}
+
+// checkRedirect checks one redirection target.
+func (s *Scope) checkRedirect(target string, access Access, cwd string, env Env) []Violation {
+	if safeDevice(target, access) {
+		return nil
+	}
+	if !filepath.IsAbs(target) && cwd == "" {
+		return nil // relative to a directory known only at run time
+	}
+	what := "redirection to"
+	if access == AccessRead {
+		what = "redirection from"
+	}
+	return s.checkPath(target, access, cwd, env, pathSource{redirect: true, what: what + " " + target})
+}
+
+// safeDevice reports whether a path is a harmless device file.
+func safeDevice(p string, access Access) bool {
+	switch p {
+	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty",
+		"/dev/fd/0", "/dev/fd/1", "/dev/fd/2":
+		return true
+	case "/dev/zero", "/dev/urandom", "/dev/random":
+		return access == AccessRead
+	}
+	return false
+}
+
+func isFD(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range strings.TrimSuffix(s, "-") {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isProcSubstWord(w *syntax.Word) bool {
+	return len(w.Parts) == 1 && isProcSubst(w.Parts[0])
+}
+
+func isProcSubst(p syntax.WordPart) bool {
+	_, ok := p.(*syntax.ProcSubst)
+	return ok
+}
+
+func nodeText(n syntax.Node) string {
+	var b strings.Builder
+	if err := syntax.NewPrinter().Print(&b, n); err != nil {
+		return "?"
+	}
+	return b.String()
+}
+
+// clip shortens text for a resource field.
+func clip(s string) string {
+	s = oneLine(s)
+	if len(s) > 120 {
+		return s[:117] + "..."
+	}
+	return s
+}

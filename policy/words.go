@@ -1,0 +1,167 @@
+package policy
+
+import (
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// arg is one field of a command after expansion: its value when it is known
+// before the command runs, or unknown (a command substitution, an unknown
+// variable…). A process substitution is known not to be a file operand.
+type arg struct {
+	s         string
+	known     bool
+	procSubst bool
+}
+
+func knownArgs(ss []string) []arg {
+	out := make([]arg, len(ss))
+	for i, s := range ss {
+		out[i] = arg{s: s, known: true}
+	}
+	return out
+}
+
+// words expands words into fields the way bash would (braces, tildes,
+// parameters, quote removal, globbing on the handed-in filesystem), after
+// checking the commands nested in them.
+func (c *checker) words(ws []*syntax.Word, st *shellState) []arg {
+	var out []arg
+	for _, w := range ws {
+		c.nested(w, st)
+		if isProcSubstWord(w) {
+			out = append(out, arg{s: "/dev/fd/63", known: true, procSubst: true})
+			continue
+		}
+		if !c.static(w.Parts, st) {
+			out = append(out, arg{})
+			continue
+		}
+		fields, err := expand.Fields(c.expandConfig(st), w)
+		if err != nil {
+			out = append(out, arg{})
+			continue
+		}
+		for _, f := range fields {
+			out = append(out, arg{s: f, known: true})
+		}
+	}
+	return out
+}
+
+// literal expands a word that must stay one field (an assignment value, a
+// redirection target) when it is statically known.
+func (c *checker) literal(w *syntax.Word, st *shellState) (string, bool) {
+	if w == nil {
+		return "", true
+	}
+	if !c.static(w.Parts, st) {
+		return "", false
+	}
+	s, err := expand.Literal(c.expandConfig(st), w)
+	if err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// static reports whether every part of a word is known before it runs.
+func (c *checker) static(parts []syntax.WordPart, st *shellState) bool {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			if !c.static(p.Parts, st) {
+				return false
+			}
+		case *syntax.ParamExp:
+			if p.Excl || p.Length || p.Width || p.IsSet || p.Index != nil || p.Slice != nil ||
+				p.Repl != nil || p.Names != 0 || p.Exp != nil || p.Param == nil {
+				return false
+			}
+			if _, ok := c.varValue(p.Param.Value, st); !ok {
+				return false
+			}
+		case *syntax.ExtGlob:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// varValue returns a variable's value when it is statically known.
+func (c *checker) varValue(name string, st *shellState) (string, bool) {
+	if v, ok := st.vars[name]; ok {
+		if v == nil {
+			return "", false
+		}
+		return *v, true
+	}
+	switch name {
+	case "HOME":
+		return c.env.Home, c.env.Home != ""
+	case "PWD":
+		return st.cwd, st.cwd != ""
+	case "@", "*":
+		return strings.Join(st.pos, " "), st.posKnown
+	case "#":
+		return strconv.Itoa(len(st.pos)), st.posKnown
+	}
+	if n, err := strconv.Atoi(name); err == nil {
+		if !st.posKnown {
+			return "", false
+		}
+		if n == 0 {
+			return "sh", true
+		}
+		if n <= len(st.pos) {
+			return st.pos[n-1], true
+		}
+		return "", true
+	}
+	if c.env.Getenv != nil {
+		return c.env.Getenv(name)
+	}
+	return "", false
+}
+
+func (c *checker) expandConfig(st *shellState) *expand.Config {
+	cfg := &expand.Config{Env: staticEnv{c: c, st: st}}
+	if st.cwd != "" {
+		cfg.ReadDir2 = c.env.fs().ReadDir
+	}
+	return cfg
+}
+
+// staticEnv is the expand.Environ of a static walk.
+type staticEnv struct {
+	c  *checker
+	st *shellState
+}
+
+func (e staticEnv) Get(name string) expand.Variable {
+	if user, ok := strings.CutPrefix(name, "HOME "); ok {
+		// ~user: resolved only through the Env; an unknown user becomes a
+		// path that is outside every scope, never a lookup of our own.
+		if e.c.env.HomeOf != nil {
+			if h, ok := e.c.env.HomeOf(user); ok {
+				return expand.Variable{Set: true, Kind: expand.String, Str: h}
+			}
+		}
+		return expand.Variable{Set: true, Kind: expand.String, Str: "/nonexistent-home-of-" + user}
+	}
+	if name == "IFS" {
+		return expand.Variable{Set: true, Kind: expand.String, Str: " \t\n"}
+	}
+	v, ok := e.c.varValue(name, e.st)
+	if !ok {
+		return expand.Variable{}
+	}
+	return expand.Variable{Set: true, Kind: expand.String, Str: v}
+}
+
+func (e staticEnv) Each(func(name string, vr expand.Variable) bool) {}
