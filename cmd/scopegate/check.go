@@ -99,4 +99,3 @@ func (a *app) gatewayOptions() gateway.Options {
 	home, _ := os.UserHomeDir()
 	return gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, RoamDir: a.roamDir, Home: home}
 }
-
