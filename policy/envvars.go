@@ -11,7 +11,7 @@ import (
 var dangerousVars = map[string]string{
 	"PATH": "changes which programs run", "BASH_ENV": "runs a script at shell start",
 	"ENV": "runs a script at shell start", "SHELLOPTS": "changes shell behaviour", "BASHOPTS": "changes shell behaviour",
-	"PS4": "runs substitutions when tracing", "PROMPT_COMMAND": "runs a command", "IFS": "changes word splitting",
+	"PS4": "runs substitutions when tracing", "PROMPT_COMMAND": "runs a command",
 	"CDPATH": "changes where cd goes", "GLOBIGNORE": "changes globbing", "HOME": "moves every per-user configuration file",
 	"ZDOTDIR": "moves shell startup files", "XDG_CONFIG_HOME": "moves configuration files", "XDG_CONFIG_DIRS": "moves configuration files",
 	"XDG_DATA_HOME": "moves data files", "SHELL": "changes the shell programs run commands with",

@@ -810,3 +810,18 @@ func (c *checker) gitConfigWritable(p *parsed, allowed *entry, gitDir string) {
 		}
 	}
 }
+
+// ddExtra: dd's operands are if=FILE (read) and of=FILE (written).
+func ddExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+	for _, a := range p.args {
+		if !a.known {
+			continue
+		}
+		switch k, v, _ := strings.Cut(a.s, "="); k {
+		case "if":
+			c.operand(v, AccessRead, st.cwd, "dd if=")
+		case "of":
+			c.operand(v, AccessWrite, st.cwd, "dd of=")
+		}
+	}
+}

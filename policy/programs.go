@@ -14,23 +14,45 @@ func opt(names string, a arity, eff effect, why string) option {
 }
 
 // Constructors for the table, by what the option does.
-func fl(names string) option                           { return opt(names, flagOpt, effNone, "") }
-func val(names string) option                          { return opt(names, valueOpt, effNone, "") }
-func oval(names string) option                         { return opt(names, optValueOpt, effNone, "") }
-func rd(names string) option                           { return opt(names, valueOpt, effRead, "") }
-func wr(names string) option                           { return opt(names, valueOpt, effWrite, "") }
-func owr(names string) option                          { return opt(names, optValueOpt, effWrite, "") }
-func chdir(names string) option                        { return opt(names, valueOpt, effChdir, "") }
-func exe(names, why string) option                     { return opt(names, valueOpt, effExec, why) }
-func code(names, why string) option                    { return opt(names, valueOpt, effCode, why) }
-func conf(names, why string) option                    { return opt(names, valueOpt, effConfig, why) }
-func dflag(names, why string) option                   { return opt(names, flagOpt, effDanger, why) }
-func pat(names string) option                          { return opt(names, valueOpt, effPattern, "") }
-func patFile(names string) option                      { return opt(names, valueOpt, effPatternFile, "") }
-func inPlace(names string) option                      { return opt(names, flagOpt, effInPlace, "") }
-func inPlaceSuffix(names string) option                { return opt(names, optValueOpt, effInPlace, "") }
-func stopAt(o option) option                           { o.stop = true; return o }
-func opts(os ...option) []option                       { return os }
+func fl(names string) option            { return opt(names, flagOpt, effNone, "") }
+func val(names string) option           { return opt(names, valueOpt, effNone, "") }
+func oval(names string) option          { return opt(names, optValueOpt, effNone, "") }
+func rd(names string) option            { return opt(names, valueOpt, effRead, "") }
+func wr(names string) option            { return opt(names, valueOpt, effWrite, "") }
+func owr(names string) option           { return opt(names, optValueOpt, effWrite, "") }
+func chdir(names string) option         { return opt(names, valueOpt, effChdir, "") }
+func exe(names, why string) option      { return opt(names, valueOpt, effExec, why) }
+func code(names, why string) option     { return opt(names, valueOpt, effCode, why) }
+func conf(names, why string) option     { return opt(names, valueOpt, effConfig, why) }
+func dflag(names, why string) option    { return opt(names, flagOpt, effDanger, why) }
+func pat(names string) option           { return opt(names, valueOpt, effPattern, "") }
+func patFile(names string) option       { return opt(names, valueOpt, effPatternFile, "") }
+func inPlace(names string) option       { return opt(names, flagOpt, effInPlace, "") }
+func inPlaceSuffix(names string) option { return opt(names, optValueOpt, effInPlace, "") }
+func stopAt(o option) option            { o.stop = true; return o }
+
+// opts gathers options and lists of options.
+func opts(items ...any) []option {
+	var out []option
+	for _, it := range items {
+		switch it := it.(type) {
+		case option:
+			out = append(out, it)
+		case []option:
+			out = append(out, it...)
+		}
+	}
+	return out
+}
+
+// flags are independent flags without values (not synonyms).
+func flags(names string) []option {
+	var out []option
+	for _, n := range strings.Fields(names) {
+		out = append(out, fl(n))
+	}
+	return out
+}
 func dangerSubs(m map[string]string) map[string]string { return m }
 
 const (
@@ -131,12 +153,12 @@ func buildPrograms() programs {
 	add(&spec{opts: opts(val("-A -j -N -S -t -w --address-radix --skip-bytes --read-bytes --format --width"))}, "od", "hexdump")
 	add(&spec{opts: opts(wr("-o --output"), exe("--compress-program", "runs a compression program"), wr("-T --temporary-directory"),
 		rd("--files0-from"), rd("--random-source"), val("-k --key"), val("-t --field-separator"), val("-S --buffer-size"),
-		val("--batch-size"), val("--parallel"), oval("--sort"), fl("-n -r -u -V -h -g -M -R -b -d -f -i -s -z -c -C -m"))}, "sort")
+		val("--batch-size"), val("--parallel"), oval("--sort"), flags("-n -r -u -V -h -g -M -R -b -d -f -i -s -z -c -C -m"))}, "sort")
 	add(&spec{opts: opts(wr("-o --output"), rd("--random-source"), val("-n --head-count"), val("-i --input-range"))}, "shuf")
 	add(&spec{operands: opPatternFirst, opts: opts(pat("-e --regexp"), patFile("-f --file"), val("-m --max-count"), val("-A --after-context"),
 		val("-B --before-context"), val("-C --context"), val("-d --directories"), val("-D --devices"), val("--label"), val("--include"),
 		val("--exclude"), val("--exclude-dir"), rd("--exclude-from"), oval("--color --colour"), val("--binary-files"), val("--group-separator"),
-		fl("-r -R --recursive --dereference-recursive"), fl("-i -v -n -l -L -c -o -q -s -w -x -E -F -G -P -H -h -a -I -z -Z -b -U"))},
+		fl("-r -R --recursive --dereference-recursive"), flags("-i -v -n -l -L -c -o -q -s -w -x -E -F -G -P -H -h -a -I -z -Z -b -U"))},
 		"grep", "egrep", "fgrep", "rgrep", "zgrep")
 	add(&spec{operands: opPatternFirst, opts: opts(pat("-e --regexp"), patFile("-f --file"),
 		exe("--pre", "runs a preprocessor program on every file"), exe("--hostname-bin", "runs a program to find the host name"),
@@ -160,8 +182,10 @@ func buildPrograms() programs {
 	add(&spec{operands: opPatternFirst, opts: opts(patFile("-f --file"), pat("-e --source"), rd("-i --include"),
 		dflag("-l --load", "loads a shared library"), patFile("-E --exec"), val("-v --assign"), val("-F --field-separator"),
 		owr("-o --pretty-print"), owr("-p --profile"), owr("-d --dump-variables"), oval("-D --debug"), oval("-L --lint"),
-		fl("-S --sandbox"), fl("-b -c -C -g -h -M -n -N -O -P -r -s -t -V")), extra: awkExtra}, "awk", "gawk", "mawk", "nawk")
+		fl("-S --sandbox"), flags("-b -c -C -g -h -M -n -N -O -P -r -s -t -V")), extra: awkExtra}, "awk", "gawk", "mawk", "nawk")
 	add(&spec{operands: opRead, singleDash: false, extra: findExtra}, "find")
+
+	add(&spec{operands: opNone, extra: ddExtra}, "dd")
 
 	// Archives.
 	add(&spec{operands: opNone, rewrite: tarOldStyle, extra: tarExtra, opts: opts(
@@ -174,30 +198,29 @@ func buildPrograms() programs {
 		fl("-t --list"), fl("-d --diff --compare"), fl("--delete"), val("-b --blocking-factor"), val("-K --starting-file"),
 		val("-N --newer --after-date"), val("-L --tape-length"), val("-V --label"), val("-H --format"), val("--exclude"),
 		val("--transform --xform"), val("--strip-components"), val("--owner"), val("--group"), val("--mode"), val("--mtime"),
-		val("--checkpoint"), fl("-z -j -J -v -O -k -m -p -h -S -W -B -M -R -G -l -o -s -w -a --zstd --gzip --bzip2 --xz"))}, "tar", "gtar", "bsdtar")
+		val("--checkpoint"), flags("-z -j -J -v -O -k -m -p -h -S -W -B -M -R -G -l -o -s -w -a --zstd --gzip --bzip2 --xz"))}, "tar", "gtar", "bsdtar")
 	add(&spec{operands: opWriteFirst, opts: opts(exe("-TT --unzip-command", "runs a command to test the archive"), wr("-b --temp-path"),
 		wr("-O --output-file"), val("-n --suffixes"), val("-t --from-date"), val("-tt --before-date"), val("-x --exclude"),
 		val("-i --include"), val("-P --password"), val("-s --split-size"), val("-Z --compression-method"),
-		fl("-r -R -j -q -v -T -u -f -d -m -0 -1 -2 -3 -4 -5 -6 -7 -8 -9 -y -D -X -e -A -F -g -l -o -z"))}, "zip")
-	add(&spec{operands: opNone, extra: unzipExtra, opts: opts(wr("-d"), val("-x"), val("-P"), fl("-o -n -q -l -t -v -j -a -C -L -u -f -p -c -Z"))}, "unzip")
+		flags("-r -R -j -q -v -T -u -f -d -m -0 -1 -2 -3 -4 -5 -6 -7 -8 -9 -y -D -X -e -A -F -g -l -o -z"))}, "zip")
+	add(&spec{operands: opNone, extra: unzipExtra, opts: opts(wr("-d"), val("-x"), val("-P"), flags("-o -n -q -l -t -v -j -a -C -L -u -f -p -c -Z"))}, "unzip")
 
 	// Interpreters.
-	interp := func(codeOpts string, extraOpts ...option) *spec {
-		o := []option{code(codeOpts, whyCode)}
-		return &spec{posixStop: true, extra: interpExtra, opts: append(o, extraOpts...)}
+	interp := func(codeOpts string, extraOpts ...any) *spec {
+		return &spec{posixStop: true, extra: interpExtra, opts: opts(append([]any{code(codeOpts, whyCode)}, extraOpts...)...)}
 	}
 	add(interp("-c", stopAt(val("-m")), val("-W"), val("-X"), val("--check-hash-based-pycs"),
-		fl("-b -B -d -E -h -i -I -O -OO -P -q -s -S -u -v -V -x --version --help")), "python", "python3", "python2", "pypy", "pypy3")
+		flags("-b -B -d -E -h -i -I -O -OO -P -q -s -S -u -v -V -x --version --help")), "python", "python3", "python2", "pypy", "pypy3")
 	add(interp("-e --eval -p --print", rd("-r --require"), rd("--import"), rd("--loader --experimental-loader"), val("--input-type"),
-		val("--conditions -C"), oval("--inspect --inspect-brk"), fl("-i --interactive --test --watch --check -v --version -h --help")),
+		val("--conditions -C"), oval("--inspect --inspect-brk"), flags("-i --interactive --test --watch --check -v --version -h --help")),
 		"node", "nodejs", "deno", "bun")
 	add(interp("-e -E", inPlaceSuffix("-i"), oval("-M -m"), oval("-I"), oval("-C"), oval("-d"), oval("-D"), oval("-x"),
-		fl("-n -p -a -l -0 -s -w -W -X -t -T -U -c -u -v -V -S -h")), "perl")
+		flags("-n -p -a -l -0 -s -w -W -X -t -T -U -c -u -v -V -S -h")), "perl")
 	add(interp("-e", inPlaceSuffix("-i"), val("-r"), val("-I"), chdir("-C"), oval("-E --encoding"), oval("-K"), oval("-T"), oval("-W"),
-		fl("-n -p -a -l -w -c -d -v -y -s -S --version -h --help")), "ruby")
-	add(interp("-e", fl("-q -v --version")), "php")
-	add(&spec{posixStop: true, extra: shellExtra, opts: opts(fl("-c"), fl("-s"), fl("-i -l --login"), val("-o +o"), val("-O +O"),
-		rd("--rcfile --init-file"), fl("-e -u -x -v -n -f -h -B -H -P -T -p -r -a -b -m -t -k -E -C --norc --noprofile --posix --noediting --restricted"))},
+		flags("-n -p -a -l -w -c -d -v -y -s -S --version -h --help")), "ruby")
+	add(interp("-e", flags("-q -v --version")), "php")
+	add(&spec{posixStop: true, extra: shellExtra, opts: opts(fl("-c"), fl("-s"), flags("-i -l --login"), val("-o +o"), val("-O +O"),
+		rd("--rcfile --init-file"), flags("-e -u -x -v -n -f -h -B -H -P -T -p -r -a -b -m -t -k -E -C --norc --noprofile --posix --noediting --restricted"))},
 		"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox")
 
 	// Build tools and package managers.
@@ -205,7 +228,7 @@ func buildPrograms() programs {
 	add(&spec{opts: opts(rd("-f --file --makefile"), chdir("-C --directory"), code("-E --eval", "evaluates makefile text, which can define commands"),
 		rd("-I --include-dir"), val("-o --old-file --assume-old"), val("-W --what-if --new-file --assume-new"), oval("-j --jobs"),
 		oval("-l --load-average --max-load"), oval("-O --output-sync"), oval("--shuffle"), oval("--debug"),
-		fl("-B -d -e -i -k -n -p -q -r -R -s -S -t -v -w --always-make --dry-run --just-print --keep-going --silent --quiet")),
+		flags("-B -d -e -i -k -n -p -q -r -R -s -S -t -v -w --always-make --dry-run --just-print --keep-going --silent --quiet")),
 		operands: opNone, extra: makeExtra}, "make", "gmake")
 	add(npmSpec(), "npm")
 	add(pipSpec(), "pip", "pip3")
@@ -228,25 +251,25 @@ func buildPrograms() programs {
 		val("--header"), val("--post-data"), val("-l --level"), val("-A --accept"), val("-R --reject"))}, "wget")
 	add(&spec{posixStop: true, operands: opNone, extra: sshExtra, opts: opts(val("-o"), rd("-F"), wr("-E"), rd("-i"), val("-S"),
 		val("-p"), val("-l"), val("-L"), val("-R"), val("-D"), val("-J"), val("-W"), val("-b"), val("-c"), val("-m"), val("-O"), val("-Q"),
-		val("-w"), val("-e"), val("-B"), val("-I"), fl("-4 -6 -A -a -C -f -G -g -K -k -M -N -n -q -s -T -t -V -v -X -x -Y -y"))}, "ssh")
+		val("-w"), val("-e"), val("-B"), val("-I"), flags("-4 -6 -A -a -C -f -G -g -K -k -M -N -n -q -s -T -t -V -v -X -x -Y -y"))}, "ssh")
 	add(&spec{operands: opWriteLast, extra: sshExtra, opts: opts(exe("-S", whyExec), rd("-F"), val("-o"), rd("-i"), val("-P"),
-		val("-l"), val("-c"), val("-J"), val("-D"), val("-X"), fl("-3 -4 -6 -A -B -C -O -p -q -R -r -s -T -v"))}, "scp")
+		val("-l"), val("-c"), val("-J"), val("-D"), val("-X"), flags("-3 -4 -6 -A -B -C -O -p -q -R -r -s -T -v"))}, "scp")
 	add(&spec{operands: opWriteLast, opts: opts(exe("-e --rsh", "runs a remote shell program"), exe("--rsync-path", whyExec),
 		wr("--log-file"), rd("--files-from"), rd("--exclude-from"), rd("--include-from"), rd("--password-file"), wr("--backup-dir"),
 		wr("--temp-dir -T"), wr("--partial-dir"), val("--exclude"), val("--include"), val("-f --filter"), val("--chmod"),
 		val("--chown"), val("--timeout"), val("--bwlimit"), val("--max-size"), val("--min-size"), val("-B --block-size"),
-		fl("-a -r -v -z -P -n -u -l -L -p -t -g -o -D -H -A -X -c -h -q -i -W -x -R -S --delete --dry-run --archive --progress"))}, "rsync")
+		flags("-a -r -v -z -P -n -u -l -L -p -t -g -o -D -H -A -X -c -h -q -i -W -x -R -S --delete --dry-run --archive --progress"))}, "rsync")
 
 	// Pagers and editors.
 	add(&spec{extra: lessExtra, opts: opts(wr("-o --log-file"), wr("-O --LOG-FILE"), rd("-k --lesskey-file"), rd("--lesskey-src"),
 		rd("-T --tag-file"), val("-p --pattern"), val("-t --tag"), val("-x --tabs"), val("-b --buffers"), val("-h --max-back-scroll"),
 		val("-y --max-forw-scroll"), val("-z --window"), val("-j --jump-target"), val("-P --prompt"), val("-#"),
-		fl("-R -r -S -N -n -i -I -F -X -K -E -e -s -c -C -q -Q -g -G -m -M -a -A -B -d -D -f -L -u -U -V -w -W"))}, "less", "more", "most")
+		flags("-R -r -S -N -n -i -I -F -X -K -E -e -s -c -C -q -Q -g -G -m -M -a -A -B -d -D -f -L -u -U -V -w -W"))}, "less", "more", "most")
 	add(&spec{operands: opWrite, extra: editorExtra, opts: opts(code("-c --cmd", whyCode), code("-S", "runs a script"),
-		code("-s", "replays keystrokes from a file"), rd("-u -U"), val("-t -q"), fl("-R -n -b -e -E -d -M -m -o -O -p -r -x -y -Z -N -V"))},
+		code("-s", "replays keystrokes from a file"), rd("-u -U"), val("-t -q"), flags("-R -n -b -e -E -d -M -m -o -O -p -r -x -y -Z -N -V"))},
 		"vi", "vim", "nvim", "view", "vimdiff", "ex", "gvim")
 	add(&spec{operands: opWrite, opts: opts(code("--eval -eval --execute", whyCode), code("-l --load -load", "loads lisp code"),
-		code("-f --funcall -funcall", whyCode), code("--script -script", whyCode), fl("--batch -batch -Q -nw --no-init-file -q"))}, "emacs", "emacsclient")
+		code("-f --funcall -funcall", whyCode), code("--script -script", whyCode), flags("--batch -batch -Q -nw --no-init-file -q"))}, "emacs", "emacsclient")
 
 	// Wrappers: the command they run is checked like any other.
 	add(&spec{wrapper: true, assignsFirst: true, split: "-S", opts: opts(fl("-i --ignore-environment"), fl("-0 --null"),
@@ -270,7 +293,7 @@ func buildPrograms() programs {
 		fl("-E --preserve-env"), fl("-H --set-home"), fl("-n --non-interactive"), fl("-S --stdin"), fl("-b --background"),
 		fl("-k --reset-timestamp"), fl("-K --remove-timestamp"), fl("-l --list"), fl("-v --validate"))}, "sudo")
 	add(&spec{wrapper: true, opts: opts(val("-u"), rd("-C"), fl("-n"), dflag("-s", "starts a shell"), fl("-L"))}, "doas")
-	add(&spec{wrapper: true, opts: opts(wr("-o --output"), val("-e"), val("-p"), val("-s"), val("-E"), fl("-f -ff -c -C -q -t -tt -T -y -v"))}, "strace", "ltrace")
+	add(&spec{wrapper: true, opts: opts(wr("-o --output"), val("-e"), val("-p"), val("-s"), val("-E"), flags("-f -ff -c -C -q -t -tt -T -y -v"))}, "strace", "ltrace")
 	add(&spec{wrapper: true, skip: 1, opts: opts(fl("-s --shared"), fl("-x --exclusive"), fl("-u --unlock"), fl("-n --nonblock"),
 		val("-w --timeout"), val("-E --conflict-exit-code"), fl("-o --close"), code("-c --command", "runs a shell command string"))}, "flock")
 	add(&spec{wrapper: true, opts: opts(val("-n --interval"), fl("-d --differences"), fl("-t --no-title"), fl("-b --beep"),
@@ -329,7 +352,7 @@ func gitSpec() *spec {
 }
 
 func goSpec() *spec {
-	build := []option{
+	build := opts(
 		exe("-exec", "runs the built binary through another program"), exe("-toolexec", "runs every build tool through another program"),
 		wr("-o"), rd("-overlay"), rd("-modfile"), val("-pgo"), val("-ldflags"), val("-gcflags"), val("-asmflags"), val("-gccgoflags"),
 		val("-tags"), val("-mod"), val("-p"), val("-count"), val("-run"), val("-bench"), val("-benchtime"), val("-timeout"),
@@ -337,7 +360,7 @@ func goSpec() *spec {
 		val("-fuzztime"), val("-fuzzminimizetime"), val("-list"), val("-buildmode"), val("-compiler"), val("-installsuffix"),
 		val("-trimpath"), val("-buildvcs"), val("-debug-actiongraph"), wr("-pkgdir"), wr("-coverprofile -cpuprofile -memprofile -blockprofile -mutexprofile -trace -outputdir -json-file"),
 		exe("-vettool", "runs another vet program"), val("-vet"), val("-f"), val("-failfast"),
-		fl("-race -msan -asan -cover -v -x -n -a -work -json -short -benchmem -c -i -u -t -d -m -e -deps -find -test -export -compiled")}
+		flags("-race -msan -asan -cover -v -x -n -a -work -json -short -benchmem -c -i -u -t -d -m -e -deps -find -test -export -compiled"))
 	b := func() *spec { return &spec{singleDash: true, opts: append([]option{}, build...)} }
 	return &spec{singleDash: true, extra: goExtra,
 		opts: opts(chdir("-C")),
@@ -353,11 +376,11 @@ func goSpec() *spec {
 }
 
 func npmSpec() *spec {
-	global := []option{exe("--script-shell", "runs scripts with another shell"), chdir("-C --prefix"),
+	global := opts(exe("--script-shell", "runs scripts with another shell"), chdir("-C --prefix"),
 		conf("--userconfig --globalconfig", "loads configuration that can set the script shell"),
 		code("--node-options", "passes options (such as --require) to node"), exe("-c --call", whyExec), exe("--shell", whyExec),
 		exe("--editor", whyExec), val("-w --workspace"), fl("-ws --workspaces"), fl("-y --yes"), val("--registry"), val("--tag"),
-		val("--loglevel"), fl("-s --silent -q --quiet -d --verbose --if-present --ignore-scripts -D --save-dev -E --save-exact -P --save-prod")}
+		val("--loglevel"), flags("-s --silent -q --quiet -d --verbose --if-present --ignore-scripts -D --save-dev -E --save-exact -P --save-prod"))
 	s := func(extra ...option) *spec { return &spec{opts: append(append([]option{}, global...), extra...)} }
 	gl := dflag("-g --global", "installs or changes packages outside the scope")
 	return &spec{opts: global, defSub: s(),
@@ -376,7 +399,7 @@ func npmSpec() *spec {
 }
 
 func pipSpec() *spec {
-	global := []option{wr("--log"), wr("--cache-dir"), val("--proxy"), val("--retries"), val("--timeout"), fl("-v -q --isolated --no-cache-dir -U --upgrade --user --no-deps -e --editable --pre")}
+	global := opts(wr("--log"), wr("--cache-dir"), val("--proxy"), val("--retries"), val("--timeout"), flags("-v -q --isolated --no-cache-dir -U --upgrade --user --no-deps -e --editable --pre"))
 	inst := func(extra ...option) *spec {
 		return &spec{opts: append(append([]option{}, global...), append([]option{wr("-t --target"), wr("--prefix"), wr("--root"),
 			wr("--src"), rd("-r --requirement"), rd("-c --constraint"), val("-i --index-url"), val("--extra-index-url"),
