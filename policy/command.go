@@ -54,10 +54,22 @@ func (c *checker) simple(args []arg, st *shellState, lookup bool) {
 // builtins handled here (they are then checked as programs).
 func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 	switch name {
-	case "true", "false", ":", "echo", "printf", "test", "[", "pwd", "shift", "exit", "return",
-		"break", "continue", "wait", "type", "unset", "read", "getopts", "umask", "ulimit",
+	case "true", "false", ":", "echo", "test", "[", "pwd", "shift", "exit", "return",
+		"break", "continue", "wait", "type", "unset", "umask", "ulimit",
 		"times", "jobs", "fg", "bg", "disown", "dirs", "popd", "caller", "shopt", "set",
-		"mapfile", "readarray", "help", "logout", "suspend":
+		"help", "logout", "suspend":
+		return true
+	case "read", "printf", "mapfile", "readarray", "getopts":
+		// They assign variables: the names must not be dangerous ones.
+		for _, n := range assignedNames(name, args[1:]) {
+			if !n.known {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
+					Message: name + " assigns a variable whose name is known only at run time"})
+				continue
+			}
+			c.addAll(c.s.envAssign(n.s, nil, st.cwd, c.env))
+			st.vars[n.s] = nil
+		}
 		return true
 	case "cd", "pushd":
 		c.cd(args, st)
@@ -203,22 +215,15 @@ func (c *checker) external(args []arg, st *shellState) {
 	}
 	sp := c.s.programs.lookup(base)
 	p := parseArgs(base, sp, args[1:])
-	for i := range c.s.denyCmds {
-		e := &c.s.denyCmds[i]
-		if e.denies(p, resolvedProg) {
-			c.add(Violation{Reason: ReasonCommandDenied, Resource: e.text, Rule: e.rule,
-				Message: fmt.Sprintf("%s matches %s of this session's scope", clip(argvText(args)), e.rule)})
-		}
-	}
-	var allowed *entry
+	c.denyCheck(p, resolvedProg)
+	var allowed []*entry
 	for i := range c.s.allow {
 		e := &c.s.allow[i]
-		if e.matchesProgram(base, resolvedProg) && e.prefixOf(p) {
-			allowed = e
-			break
+		if e.matches(p, resolvedProg) {
+			allowed = append(allowed, e)
 		}
 	}
-	if allowed == nil {
+	if len(allowed) == 0 {
 		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: base, Rule: "shell_commands.allow",
 			Message: fmt.Sprintf("%s is not in shell_commands.allow of this session's scope; the user can allow it with: scopegate scope expand --allow-command %s", base, quoteArg(allowHint(base, p)))})
 	}
@@ -246,9 +251,22 @@ func argvText(args []arg) string {
 	return strings.Join(parts, " ")
 }
 
-// danger records a dangerous argument unless the allow entry names it.
-func (c *checker) danger(p *parsed, allowed *entry, id, what, why string) {
-	if allowed != nil && allowed.names(id) {
+// allowEntries are the allow entries that match a command.
+type allowEntries []*entry
+
+// names reports whether one of the entries names an option or subcommand.
+func (es allowEntries) names(id string) bool {
+	for _, e := range es {
+		if e.names(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// danger records a dangerous argument unless a matching allow entry names it.
+func (c *checker) danger(p *parsed, allowed allowEntries, id, what, why string) {
+	if allowed.names(id) {
 		return
 	}
 	c.add(Violation{Reason: ReasonDangerousArgument, Resource: p.prog + " " + what, Rule: "dangerous arguments of " + p.prog,
@@ -256,7 +274,7 @@ func (c *checker) danger(p *parsed, allowed *entry, id, what, why string) {
 }
 
 // analyze checks what a program's arguments make it do.
-func (c *checker) analyze(p *parsed, allowed *entry, st *shellState) {
+func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
 	if p.dynamicSub {
 		c.danger(p, allowed, "$…", "subcommand known only at run time", "cannot be checked")
 	}
@@ -338,6 +356,15 @@ func (c *checker) analyze(p *parsed, allowed *entry, st *shellState) {
 	}
 	for i, a := range pos {
 		if !a.known || a.procSubst {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(a.s, "file://"); ok {
+			// A file URL is a local file (curl, git clone, pip…).
+			if strings.HasPrefix(rest, "/") || rest == "" {
+				c.operand("/"+strings.TrimLeft(rest, "/"), AccessRead, cwd, p.prog+" file URL")
+			} else {
+				c.add(Violation{Reason: ReasonPathNotInScope, Resource: a.s, Message: p.prog + ": file URL with a host cannot be checked: " + a.s})
+			}
 			continue
 		}
 		access, check := AccessRead, looksLikePath(a.s) || c.exists(a.s, cwd)
@@ -480,4 +507,49 @@ func (s *Scope) checkArgv(argv []string, cwd string, env Env) []Violation {
 	c := &checker{s: s, env: env, seen: map[string]bool{}, funcs: map[string]bool{}}
 	c.simple(knownArgs(argv), &shellState{cwd: cwd, vars: map[string]*string{}}, true)
 	return c.vs
+}
+
+// assignedNames returns the variable names a builtin assigns.
+func assignedNames(builtin string, args []arg) []arg {
+	var names []arg
+	valued := map[string]bool{"read": true, "mapfile": true, "readarray": true}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.known && strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
+			flag := a.s[len(a.s)-1:]
+			takesValue := strings.ContainsAny(flag, "adDnNptiuOsCcv") && valued[builtin] || (builtin == "printf" && flag == "v")
+			if takesValue && i+1 < len(args) {
+				i++
+				if flag == "a" || flag == "v" {
+					names = append(names, args[i])
+				}
+			}
+			continue
+		}
+		switch builtin {
+		case "read":
+			names = append(names, a)
+		case "mapfile", "readarray":
+			names = append(names, a)
+		case "getopts":
+			if i == 1 {
+				names = append(names, a)
+			}
+		}
+		if builtin == "printf" {
+			break
+		}
+	}
+	return names
+}
+
+// denyCheck applies the deny entries to a parsed command.
+func (c *checker) denyCheck(p *parsed, resolvedProg string) {
+	for i := range c.s.denyCmds {
+		e := &c.s.denyCmds[i]
+		if e.matches(p, resolvedProg) {
+			c.add(Violation{Reason: ReasonCommandDenied, Resource: e.text, Rule: e.rule,
+				Message: fmt.Sprintf("%s %s matches %s of this session's scope", p.prog, clip(argvText(p.args)), e.rule)})
+		}
+	}
 }

@@ -16,7 +16,15 @@ type entry struct {
 	path  string   // the program as a path, when the entry names one
 	words []arg    // the words after the program
 	pos   []string // operands (subcommand words) the entry requires, in order
-	opts  []string // option identities the entry names
+	opts  []entryOpt
+}
+
+// entryOpt is an option an entry names: its identity, and its value when the
+// entry gives one.
+type entryOpt struct {
+	id    string
+	value string
+	has   bool
 }
 
 func compileEntries(list string, es []string, table programs) ([]entry, error) {
@@ -40,7 +48,7 @@ func compileEntries(list string, es []string, table programs) ([]entry, error) {
 			en.pos = append(en.pos, a.s)
 		}
 		for _, o := range pp.occ {
-			en.opts = append(en.opts, o.id)
+			en.opts = append(en.opts, entryOpt{id: o.id, value: o.value.s, has: o.has})
 		}
 		out = append(out, en)
 	}
@@ -72,15 +80,23 @@ func (e *entry) prefixOf(p *parsed) bool {
 	return true
 }
 
-// denies reports whether a deny entry matches a command by meaning: same
+// matches reports whether an entry matches a command by meaning: same
 // program, its operands starting the command's, and every option it names
-// present (in any spelling, order or cluster).
-func (e *entry) denies(p *parsed, resolvedProg string) bool {
+// present (in any spelling, order or cluster), with the same value when the
+// entry gives one.
+func (e *entry) matches(p *parsed, resolvedProg string) bool {
 	if !e.matchesProgram(p.prog, resolvedProg) || !e.prefixOf(p) {
 		return false
 	}
-	for _, id := range e.opts {
-		if !p.has(id) {
+	for _, eo := range e.opts {
+		found := false
+		for _, o := range p.occ {
+			if o.id == eo.id && (!eo.has || (o.has && o.value.known && o.value.s == eo.value)) {
+				found = true
+				break
+			}
+		}
+		if !found {
 			return false
 		}
 	}
@@ -91,7 +107,7 @@ func (e *entry) denies(p *parsed, resolvedProg string) bool {
 // explicitly, which waives the danger it carries.
 func (e *entry) names(id string) bool {
 	for _, o := range e.opts {
-		if o == id {
+		if o.id == id {
 			return true
 		}
 	}

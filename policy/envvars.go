@@ -15,8 +15,7 @@ var dangerousVars = map[string]string{
 	"CDPATH": "changes where cd goes", "GLOBIGNORE": "changes globbing", "HOME": "moves every per-user configuration file",
 	"ZDOTDIR": "moves shell startup files", "XDG_CONFIG_HOME": "moves configuration files", "XDG_CONFIG_DIRS": "moves configuration files",
 	"XDG_DATA_HOME": "moves data files", "SHELL": "changes the shell programs run commands with",
-	"PAGER": "runs a pager program", "MANPAGER": "runs a pager program", "EDITOR": "runs an editor program",
-	"VISUAL": "runs an editor program", "SUDO_EDITOR": "runs an editor program", "BROWSER": "runs a browser program",
+	"BROWSER":  "runs a browser program",
 	"LESSOPEN": "makes less run an input preprocessor", "LESSCLOSE": "makes less run a command",
 	"LESSKEY": "loads less key bindings", "LESSKEYIN": "loads less key bindings", "LESSKEY_SYSTEM": "loads less key bindings",
 	"NODE_OPTIONS": "makes node preload code", "PYTHONSTARTUP": "runs a Python script", "PYTHONHOME": "moves the Python library",
@@ -24,8 +23,7 @@ var dangerousVars = map[string]string{
 	"PERL5OPT": "injects perl options", "PERL5DB": "runs debugger code", "PERLLIB": "loads perl modules", "PERL5LIB": "loads perl modules",
 	"RUBYOPT": "injects ruby options", "RUBYLIB": "loads ruby libraries", "JAVA_TOOL_OPTIONS": "injects JVM options",
 	"_JAVA_OPTIONS": "injects JVM options", "JDK_JAVA_OPTIONS": "injects JVM options", "GOENV": "loads go configuration",
-	"GOTOOLCHAIN": "downloads and runs another Go toolchain", "CC": "runs a C compiler of its choosing", "CXX": "runs a C++ compiler of its choosing",
-	"CGO_CFLAGS": "passes flags to the C compiler", "CGO_CPPFLAGS": "passes flags to the C compiler", "CGO_CXXFLAGS": "passes flags to the C compiler",
+	"GOTOOLCHAIN": "downloads and runs another Go toolchain", "CGO_CFLAGS": "passes flags to the C compiler", "CGO_CPPFLAGS": "passes flags to the C compiler", "CGO_CXXFLAGS": "passes flags to the C compiler",
 	"CGO_LDFLAGS": "passes flags to the linker", "CGO_FFLAGS": "passes flags to the compiler", "MAKEFLAGS": "injects make options",
 	"MAKEFILES": "makes make read more makefiles", "MFLAGS": "injects make options", "TAR_OPTIONS": "injects tar options",
 	"RIPGREP_CONFIG_PATH": "loads rg options (such as --pre)", "GREP_OPTIONS": "injects grep options", "SSH_ASKPASS": "runs a program",
@@ -33,7 +31,17 @@ var dangerousVars = map[string]string{
 	"RUSTFLAGS": "passes flags to the compiler", "OPENSSL_CONF": "loads OpenSSL engines", "GCONV_PATH": "loads code",
 	"LOCPATH": "loads locale data", "NLSPATH": "loads message catalogs", "HOSTALIASES": "redirects host names",
 	"NPM_CONFIG_SCRIPT_SHELL": "runs npm scripts with another shell", "GIT_TRACE": "writes files",
-	"FPATH": "loads shell functions", "INPUTRC": "loads readline bindings", "TERMINFO": "loads terminal definitions",
+	"FPATH": "loads shell functions", "GOROOT": "runs the Go tools of another tree", "JAVA_HOME": "runs another JVM",
+	"SUDO_EDITOR": "runs an editor program", "BASH_LOADABLES_PATH": "loads builtins", "INPUTRC": "loads readline bindings", "TERMINFO": "loads terminal definitions",
+}
+
+// programVars name a program that tools run (a pager, an editor, a
+// compiler). They may be set only to one of a few harmless programs.
+var programVars = map[string][]string{
+	"PAGER": {"cat", "less", "more"}, "GIT_PAGER": {"cat", "less", "more"}, "MANPAGER": {"cat", "less", "more"},
+	"SYSTEMD_PAGER": {"cat", "less", ""}, "EDITOR": {"true", "false", ":"}, "VISUAL": {"true", "false", ":"},
+	"GIT_EDITOR": {"true", "false", ":"}, "GIT_SEQUENCE_EDITOR": {"true", "false", ":"},
+	"CC": {"cc", "gcc", "clang", "tcc", "musl-gcc"}, "CXX": {"c++", "g++", "clang++"},
 }
 
 // dangerousVarPrefixes are variable name prefixes refused like dangerousVars.
@@ -42,6 +50,7 @@ var dangerousVarPrefixes = map[string]string{
 	"BASH_FUNC_": "defines shell functions", "NPM_CONFIG_": "changes npm configuration",
 	"CARGO_TARGET_": "can set a runner program", "CARGO_BUILD_": "can set a compiler wrapper",
 	"PIP_": "changes pip configuration", "YARN_": "changes yarn configuration",
+	"npm_config_": "changes npm configuration", "GRADLE_": "changes gradle options", "MAVEN_": "changes maven options",
 }
 
 // safeGitVars are the GIT_* variables that cannot make git run programs or
@@ -65,6 +74,16 @@ func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Viola
 	deny := func(why string) []Violation {
 		return []Violation{{Reason: ReasonDangerousArgument, Resource: name, Rule: "environment " + name,
 			Message: fmt.Sprintf("setting %s is refused: it %s", name, why)}}
+	}
+	if safe, ok := programVars[name]; ok {
+		if val != nil {
+			for _, v := range safe {
+				if *val == v {
+					return nil
+				}
+			}
+		}
+		return deny("names a program that tools run; only " + strings.Join(safe, ", ") + " may be given")
 	}
 	if why, ok := dangerousVars[name]; ok {
 		return deny(why)

@@ -37,7 +37,7 @@ func scriptTexts(p *parsed, patternIDs ...string) (texts []arg, fromFile bool) {
 	return texts, fromFile
 }
 
-func sedExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func sedExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	if p.has("--sandbox") {
 		return
 	}
@@ -219,7 +219,7 @@ func restToSep(s string, i *int) {
 	}
 }
 
-func awkExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func awkExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	if p.has("-S") {
 		return // --sandbox: no system(), no redirections
 	}
@@ -379,7 +379,7 @@ func inPrintStatement(code string, i int) bool {
 }
 
 // findExtra walks a find command line: starting points, then the expression.
-func findExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func findExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	args := p.args
 	i := 0
 	// Options before the starting points.
@@ -481,7 +481,7 @@ func tarOldStyle(argv []arg) []arg {
 	return append(out, argv[next:]...)
 }
 
-func tarExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func tarExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	extract := p.has("-x")
 	create := p.has("-c") || p.has("-r") || p.has("-u") || p.has("-A")
 	for _, f := range p.values("-f") {
@@ -509,7 +509,7 @@ func tarExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
 	}
 }
 
-func unzipExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func unzipExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	ops := p.operands()
 	if len(ops) > 0 && ops[0].known {
 		c.operand(ops[0].s, AccessRead, st.cwd, "unzip archive")
@@ -524,7 +524,7 @@ func unzipExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
 
 // interpExtra: an interpreter runs a script file (read) or, with no script
 // and no inline code option, code from standard input.
-func interpExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func interpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, o := range p.occ {
 		if o.opt != nil && (o.opt.eff == effCode || o.opt.stop) {
 			return // inline code (already refused) or a module (-m)
@@ -547,7 +547,7 @@ func interpExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
 
 // shellExtra: sh -c STRING is checked as a program of its own; a script
 // file is read; no script means commands from standard input.
-func shellExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func shellExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	ops := p.operands()
 	if p.has("-c") {
 		if len(ops) == 0 {
@@ -583,7 +583,7 @@ func shellExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
 	}
 }
 
-func goExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, v := range p.values("-ldflags") {
 		if !v.known || strings.Contains(v.s, "extld") {
 			c.danger(p, allowed, "-ldflags", "-ldflags", "can name an external linker program (-extld)")
@@ -596,7 +596,7 @@ func goExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
 	}
 }
 
-func makeExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func makeExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, a := range p.operands() {
 		if !a.known {
 			c.danger(p, allowed, "VAR=", "argument known only at run time", "may set a variable that recipes run")
@@ -622,13 +622,13 @@ func makeExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
 	}
 }
 
-func npmExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func npmExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	if len(p.subPath) > 0 && (p.subPath[0] == "init") && len(p.operands()) > 0 {
 		c.danger(p, allowed, "init", "init "+argvText(p.operands()[:1]), "runs a remote initializer package")
 	}
 }
 
-func curlExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func curlExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, o := range p.occ {
 		switch o.id {
 		case "-d", "-F":
@@ -653,7 +653,7 @@ func curlExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
 	}
 }
 
-func sshExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func sshExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, v := range p.values("-o") {
 		if !v.known {
 			c.danger(p, allowed, "-o", "-o", "sets an option known only at run time")
@@ -667,7 +667,7 @@ func sshExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
 	}
 }
 
-func lessExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func lessExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, a := range p.args {
 		if a.known && strings.HasPrefix(a.s, "+") && strings.ContainsAny(a.s, "!|") {
 			c.danger(p, allowed, "+", a.s, "runs a shell command")
@@ -675,7 +675,7 @@ func lessExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
 	}
 }
 
-func editorExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func editorExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, a := range p.args {
 		if a.known && strings.HasPrefix(a.s, "+") {
 			c.danger(p, allowed, "+", a.s, "runs an editor command")
@@ -684,7 +684,7 @@ func editorExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
 }
 
 // gitConfigExtra: git config that writes (rather than reads) configuration.
-func gitConfigExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func gitConfigExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	reads := map[string]bool{"--get": true, "--get-all": true, "--get-regexp": true, "--get-urlmatch": true,
 		"--list": true, "-l": true, "get": true, "list": true, "--show-origin": true, "--show-scope": true,
 		"--name-only": true, "-z": true, "--null": true, "--type": true, "--bool": true, "--int": true, "--path": true,
@@ -722,7 +722,21 @@ func gitConfigExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
 // write: a planted repository (a bare one, or a .git file pointing
 // elsewhere) can set core.fsmonitor, core.pager… and run programs on any
 // git command.
-func gitExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, a := range p.operands() {
+		if !a.known {
+			continue
+		}
+		if strings.HasPrefix(a.s, "ext::") || strings.HasPrefix(a.s, "fd::") {
+			c.danger(p, allowed, "ext::", a.s, "runs a command as the remote")
+		}
+		if len(p.subPath) > 0 && p.subPath[0] == "push" && strings.HasPrefix(a.s, "+") {
+			if len(c.s.denyCmds) > 0 {
+				p.occ = append(p.occ, occurrence{id: "-f", text: a.s})
+				c.denyCheck(p, "")
+			}
+		}
+	}
 	var gitDir string
 	for _, v := range p.values("--git-dir") {
 		if v.known {
@@ -800,7 +814,7 @@ func isGitDir(fsys FS, dir string) bool {
 	return true
 }
 
-func (c *checker) gitConfigWritable(p *parsed, allowed *entry, gitDir string) {
+func (c *checker) gitConfigWritable(p *parsed, allowed allowEntries, gitDir string) {
 	for _, f := range []string{"config", "hooks/pre-commit", "commondir"} {
 		target := filepath.Join(gitDir, f)
 		if c.s.checkAbs(target, AccessWrite, c.env, pathSource{}) == nil {
@@ -812,7 +826,7 @@ func (c *checker) gitConfigWritable(p *parsed, allowed *entry, gitDir string) {
 }
 
 // ddExtra: dd's operands are if=FILE (read) and of=FILE (written).
-func ddExtra(c *checker, p *parsed, allowed *entry, st *shellState) {
+func ddExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, a := range p.args {
 		if !a.known {
 			continue

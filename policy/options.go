@@ -77,7 +77,7 @@ type spec struct {
 	wrapper bool
 	skip    int
 	// extra is the program-specific analysis, run after the generic one.
-	extra func(c *checker, p *parsed, allowed *entry, st *shellState)
+	extra func(c *checker, p *parsed, allowed allowEntries, st *shellState)
 	index map[string]*option
 	// rewrite turns a program's own argument syntax into the usual one
 	// (tar's old-style "xf archive").

@@ -183,7 +183,7 @@ func buildPrograms() programs {
 		dflag("-l --load", "loads a shared library"), patFile("-E --exec"), val("-v --assign"), val("-F --field-separator"),
 		owr("-o --pretty-print"), owr("-p --profile"), owr("-d --dump-variables"), oval("-D --debug"), oval("-L --lint"),
 		fl("-S --sandbox"), flags("-b -c -C -g -h -M -n -N -O -P -r -s -t -V")), extra: awkExtra}, "awk", "gawk", "mawk", "nawk")
-	add(&spec{operands: opRead, singleDash: false, extra: findExtra}, "find")
+	add(&spec{operands: opNone, singleDash: true, extra: findExtra}, "find")
 
 	add(&spec{operands: opNone, extra: ddExtra}, "dd")
 
@@ -317,7 +317,7 @@ func gitSpec() *spec {
 		"fetch":        sub(),
 		"pull":         sub(),
 		"ls-remote":    sub(exe("-u", "runs a program as the remote upload-pack")),
-		"push":         sub(fl("-f --force"), fl("--force-with-lease"), fl("--mirror"), fl("-d --delete"), fl("-u --set-upstream")),
+		"push":         sub(fl("-f --force --force-with-lease --force-if-includes"), fl("--mirror"), fl("-d --delete"), fl("-u --set-upstream")),
 		"archive":      sub(wr("-o")),
 		"rebase":       sub(exe("-x", "runs a command after every commit")),
 		"grep":         sub(exe("-O", "runs a pager program on the matches")),
@@ -333,6 +333,8 @@ func gitSpec() *spec {
 		"bundle":       {subs: map[string]*spec{"create": {operands: opWriteFirst}}},
 		"init":         sub(),
 		"update-index": sub(),
+		"apply":        sub(dflag("--unsafe-paths", "writes outside the working tree")),
+		"am":           sub(),
 	}
 	return &spec{
 		extra: gitExtra,
