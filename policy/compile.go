@@ -31,6 +31,10 @@ type glob struct {
 	patterns []string
 	foldCase bool
 	root     string // canonical literal prefix, for Roots
+	// Necessary conditions for a match of each pattern, checked before the
+	// matcher: a literal prefix, a literal run the path must contain.
+	prefixes []string
+	needs    []string
 }
 
 // Document returns the document the scope was compiled from.
@@ -142,22 +146,57 @@ func compileGlobs(list string, pats []string, foldCase bool, env Env) ([]glob, e
 				g.patterns[j] = strings.ToLower(g.patterns[j])
 			}
 		}
+		for _, pat := range g.patterns {
+			prefix, need := prefilter(pat)
+			g.prefixes = append(g.prefixes, prefix)
+			g.needs = append(g.needs, need)
+		}
 		out = append(out, g)
 	}
 	return out, nil
 }
 
-// match reports whether an absolute, cleaned path matches the glob.
-func (g *glob) match(path string) bool {
+// match reports whether an absolute, cleaned path matches the glob; lower
+// is the path in lower case (used by case-folding globs).
+func (g *glob) match(path, lower string) bool {
 	if g.foldCase {
-		path = strings.ToLower(path)
+		path = lower
 	}
-	for _, p := range g.patterns {
+	for i, p := range g.patterns {
+		if !strings.HasPrefix(path, g.prefixes[i]) || !strings.Contains(path, g.needs[i]) {
+			continue
+		}
 		if ok, _ := doublestar.Match(p, path); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// prefilter returns necessary conditions for a path to match a pattern: the
+// literal text before its first glob syntax (for absolute patterns), and the
+// longest literal run without a separator it contains. Patterns with
+// escapes or alternatives get no conditions.
+func prefilter(pat string) (prefix, need string) {
+	if strings.ContainsAny(pat, `\{}`) {
+		return "", ""
+	}
+	if strings.HasPrefix(pat, "/") {
+		if i := strings.IndexAny(pat, "*?["); i >= 0 {
+			prefix = strings.TrimSuffix(pat[:i], "/")
+		} else {
+			prefix = pat
+		}
+	}
+	for _, run := range strings.FieldsFunc(pat, func(r rune) bool { return strings.ContainsRune("*?[]/", r) }) {
+		if len(run) > len(need) {
+			need = run
+		}
+	}
+	if strings.Contains(pat, "[") {
+		need = "" // a run may sit inside a character class
+	}
+	return prefix, need
 }
 
 // splitLiteral splits an absolute pattern into the leading path segments that

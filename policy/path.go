@@ -19,9 +19,17 @@ var errLoop = errors.New("too many levels of symbolic links")
 // existing prefix; a non-existing tail is kept as written. It never follows
 // more than maxLinks links.
 func canonicalize(path string, fsys FS) (string, error) {
+	p, _, err := canonicalizeInfo(path, fsys)
+	return p, err
+}
+
+// canonicalizeInfo is canonicalize, also returning the information of the
+// resolved path when it exists (nil otherwise).
+func canonicalizeInfo(path string, fsys FS) (string, fs.FileInfo, error) {
 	if !filepath.IsAbs(path) {
-		return "", fmt.Errorf("not absolute: %q", path)
+		return "", nil, fmt.Errorf("not absolute: %q", path)
 	}
+	var last fs.FileInfo
 	links := 0
 	resolved := "/"
 	rest := path[1:]
@@ -33,6 +41,7 @@ func canonicalize(path string, fsys FS) (string, error) {
 			continue
 		case "..":
 			resolved = filepath.Dir(resolved)
+			last = nil
 			continue
 		}
 		next := filepath.Join(resolved, comp)
@@ -40,28 +49,37 @@ func canonicalize(path string, fsys FS) (string, error) {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				// The tail does not exist: keep it, cleaned.
-				return filepath.Clean(next + "/" + rest), nil
+				return filepath.Clean(next + "/" + rest), nil, nil
 			}
-			return "", err
+			return "", nil, err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			resolved = next
+			last = fi
 			continue
 		}
+		last = nil
 		links++
 		if links > maxLinks {
-			return "", errLoop
+			return "", nil, errLoop
 		}
 		target, err := fsys.Readlink(next)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if filepath.IsAbs(target) {
 			resolved = "/"
 		}
 		rest = strings.TrimPrefix(target, "/") + "/" + rest
 	}
-	return resolved, nil
+	if last == nil && resolved != "/" {
+		// The path ended in ".." or at a link target that was not looked at.
+		fi, err := fsys.Lstat(resolved)
+		if err == nil {
+			last = fi
+		}
+	}
+	return resolved, last, nil
 }
 
 // pathSource says where a checked path came from, for rules and messages.
@@ -119,7 +137,7 @@ func (s *Scope) checkPath(p string, access Access, cwd string, env Env, src path
 // checkAbs checks an absolute, cleaned path.
 func (s *Scope) checkAbs(abs string, access Access, env Env, src pathSource) []Violation {
 	fsys := env.fs()
-	resolved, err := canonicalize(abs, fsys)
+	resolved, info, err := canonicalizeInfo(abs, fsys)
 	if err != nil {
 		return []Violation{{Reason: ReasonPathNotInScope, Resource: abs,
 			Message: fmt.Sprintf("cannot resolve %s: %v", abs, err)}}
@@ -128,10 +146,11 @@ func (s *Scope) checkAbs(abs string, access Access, env Env, src pathSource) []V
 	if src.redirect {
 		notInScope = ReasonRedirectNotInScope
 	}
+	absLower, resolvedLower := strings.ToLower(abs), strings.ToLower(resolved)
 	// Deny wins, on the literal and on the resolved path.
 	for i := range s.deny {
 		g := &s.deny[i]
-		if g.match(abs) || g.match(resolved) {
+		if g.match(abs, absLower) || g.match(resolved, resolvedLower) {
 			return []Violation{{Reason: ReasonPathDenied, Resource: abs, Rule: g.rule,
 				Message: fmt.Sprintf("%s%s is denied by %s of this session's scope", describe(src), shown(abs, resolved), g.rule)}}
 		}
@@ -143,20 +162,20 @@ func (s *Scope) checkAbs(abs string, access Access, env Env, src pathSource) []V
 					Message: fmt.Sprintf("%s%s is inside %s, which tool calls may never write (sessions and scopegate config)", describe(src), shown(abs, resolved), root)}}
 			}
 		}
-		if !s.inAny(s.write, abs) || !s.inAny(s.write, resolved) {
+		if !inAny(s.write, abs) || !inAny(s.write, resolved) {
 			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.write",
 				Message: fmt.Sprintf("%swriting %s is not in paths.write of this session's scope; the user can widen it with: scopegate scope expand --write %s", describe(src), shown(abs, resolved), quoteArg(suggest(resolved)))}}
 		}
 	} else {
-		if !(s.inAny(s.read, abs) || s.inAny(s.write, abs)) || !(s.inAny(s.read, resolved) || s.inAny(s.write, resolved)) {
+		if !(inAny(s.read, abs) || inAny(s.write, abs)) || !(inAny(s.read, resolved) || inAny(s.write, resolved)) {
 			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.read",
 				Message: fmt.Sprintf("%sreading %s is not in paths.read of this session's scope; the user can widen it with: scopegate scope expand --read %s", describe(src), shown(abs, resolved), quoteArg(suggest(resolved)))}}
 		}
 	}
 	// A regular file with more than one hard link may have a name outside
 	// the scope: treat it as outside.
-	if fi, err := fsys.Lstat(resolved); err == nil && fi.Mode().IsRegular() {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+	if info != nil && info.Mode().IsRegular() {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
 			return []Violation{{Reason: notInScope, Resource: abs, Rule: "hard link",
 				Message: fmt.Sprintf("%s%s has %d hard links; its other names cannot be checked against the scope", describe(src), abs, st.Nlink)}}
 		}
@@ -164,9 +183,10 @@ func (s *Scope) checkAbs(abs string, access Access, env Env, src pathSource) []V
 	return nil
 }
 
-func (s *Scope) inAny(gs []glob, p string) bool {
+// inAny reports whether p matches one of the (case-sensitive) globs.
+func inAny(gs []glob, p string) bool {
 	for i := range gs {
-		if gs[i].match(p) {
+		if gs[i].match(p, p) {
 			return true
 		}
 	}

@@ -237,3 +237,10 @@ func TestCheckExecAtRunTime(t *testing.T) {
 		t.Fatalf("roots = %v %v", read, write)
 	}
 }
+
+func mkfile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o644)
+}

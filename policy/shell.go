@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -78,6 +79,11 @@ func (c *checker) program(src string, st *shellState) {
 	}
 	if strings.ContainsRune(src, 0) {
 		c.add(Violation{Reason: ReasonParseError, Resource: "NUL", Message: "the command contains a NUL byte"})
+		return
+	}
+	if !utf8.ValidString(src) {
+		c.add(Violation{Reason: ReasonParseError, Resource: "UTF-8",
+			Message: "the command is not valid UTF-8"})
 		return
 	}
 	if strings.ContainsRune(src, '\r') {

@@ -1,0 +1,102 @@
+// Package deptest enforces the package dependency direction of DESIGN.md.
+package deptest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/scopegate/scopegate"
+
+// allowed lists, for every package of the module, the module packages it may
+// import (directly or not). A package missing here fails the test: the
+// design's picture must be updated with it.
+var allowed = map[string][]string{
+	"policy":            {},
+	"metrics":           {},
+	"roam":              {},
+	"profiles":          {"policy"},
+	"sessions":          {"policy", "profiles"},
+	"audit":             {"policy"},
+	"exec":              {"policy"},
+	"gateway":           {"policy", "profiles", "sessions", "exec", "audit", "metrics", "roam"},
+	"cmd/scopegate":     {"gateway", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam"},
+	"internal/deptest":  {},
+	"internal/orgcheck": {},
+}
+
+type pkg struct {
+	ImportPath string
+	Deps       []string
+}
+
+func TestDependencyDirection(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps=false", "-json", module+"/...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	n := 0
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		name := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		rules, ok := allowed[name]
+		if !ok {
+			t.Errorf("package %s has no dependency rule: add it here and to DESIGN.md", name)
+			continue
+		}
+		ok2 := map[string]bool{}
+		for _, r := range rules {
+			ok2[r] = true
+		}
+		var bad []string
+		for _, d := range p.Deps {
+			if !strings.HasPrefix(d, module+"/") {
+				continue
+			}
+			dn := strings.TrimPrefix(d, module+"/")
+			if !ok2[dn] {
+				bad = append(bad, dn)
+			}
+		}
+		sort.Strings(bad)
+		if len(bad) > 0 {
+			t.Errorf("%s must not depend on %v", name, bad)
+		}
+	}
+	if n < 3 {
+		t.Fatalf("go list found only %d packages", n)
+	}
+}
+
+func TestOnlyCmdImportsGateway(t *testing.T) {
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"/...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] == module+"/cmd/scopegate" {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if imp == module+"/gateway" {
+				t.Errorf("%s imports gateway; only cmd/scopegate may", fields[0])
+			}
+		}
+	}
+}
