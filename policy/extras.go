@@ -723,6 +723,9 @@ func gitConfigExtra(c *checker, p *parsed, allowed allowEntries, st *shellState)
 // elsewhere) can set core.fsmonitor, core.pager… and run programs on any
 // git command.
 func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if len(p.values("--exec-path")) > 0 {
+		c.danger(p, allowed, "--exec-path", "--exec-path=…", "runs git's subcommands from another directory")
+	}
 	for _, a := range p.operands() {
 		if !a.known {
 			continue

@@ -27,7 +27,6 @@ func conf(names, why string) option     { return opt(names, valueOpt, effConfig,
 func dflag(names, why string) option    { return opt(names, flagOpt, effDanger, why) }
 func pat(names string) option           { return opt(names, valueOpt, effPattern, "") }
 func patFile(names string) option       { return opt(names, valueOpt, effPatternFile, "") }
-func inPlace(names string) option       { return opt(names, flagOpt, effInPlace, "") }
 func inPlaceSuffix(names string) option { return opt(names, optValueOpt, effInPlace, "") }
 func stopAt(o option) option            { o.stop = true; return o }
 

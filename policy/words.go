@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"errors"
+	"io"
 	"strconv"
 	"strings"
 
@@ -78,11 +80,23 @@ func (c *checker) static(parts []syntax.WordPart, st *shellState) bool {
 				return false
 			}
 		case *syntax.ParamExp:
-			if p.Excl || p.Length || p.Width || p.IsSet || p.Index != nil || p.Slice != nil ||
-				p.Repl != nil || p.Names != 0 || p.Exp != nil || p.Param == nil {
+			if p.Excl || p.Width || p.IsSet || p.Index != nil || p.Names != 0 || p.Param == nil {
 				return false
 			}
 			if _, ok := c.varValue(p.Param.Value, st); !ok {
+				return false
+			}
+			if p.Exp != nil && p.Exp.Word != nil && !c.static(p.Exp.Word.Parts, st) {
+				return false
+			}
+			if p.Repl != nil && ((p.Repl.Orig != nil && !c.static(p.Repl.Orig.Parts, st)) || (p.Repl.With != nil && !c.static(p.Repl.With.Parts, st))) {
+				return false
+			}
+			if p.Slice != nil {
+				return false
+			}
+		case *syntax.CmdSubst:
+			if _, ok := c.pureOutput(p, st); !ok {
 				return false
 			}
 		case *syntax.ExtGlob:
@@ -131,6 +145,14 @@ func (c *checker) varValue(name string, st *shellState) (string, bool) {
 
 func (c *checker) expandConfig(st *shellState) *expand.Config {
 	cfg := &expand.Config{Env: staticEnv{c: c, st: st}}
+	cfg.CmdSubst = func(w io.Writer, cs *syntax.CmdSubst) error {
+		out, ok := c.pureOutput(cs, st)
+		if !ok {
+			return errNotStatic
+		}
+		_, err := io.WriteString(w, out)
+		return err
+	}
 	if st.cwd != "" {
 		cfg.ReadDir2 = c.env.fs().ReadDir
 	}
@@ -165,3 +187,96 @@ func (e staticEnv) Get(name string) expand.Variable {
 }
 
 func (e staticEnv) Each(func(name string, vr expand.Variable) bool) {}
+
+var errNotStatic = errors.New("not known before the command runs")
+
+// maxPureOutput bounds the output of a substitution evaluated statically.
+const maxPureOutput = 64 << 10
+
+// pureOutput computes the output of a command substitution that has no
+// effect but its output, so that what it expands to is checked like a
+// literal: echo or printf of known words, cat of one readable file, $(<file).
+func (c *checker) pureOutput(cs *syntax.CmdSubst, st *shellState) (string, bool) {
+	if len(cs.Stmts) != 1 {
+		return "", false
+	}
+	s := cs.Stmts[0]
+	if s.Negated || s.Background || s.Coprocess {
+		return "", false
+	}
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if s.Cmd == nil && len(s.Redirs) == 1 && s.Redirs[0].Op == syntax.RdrIn {
+		// $(<file)
+		return c.pureFile(s.Redirs[0].Word, st)
+	}
+	if !ok || len(s.Redirs) > 0 || len(call.Assigns) > 0 || len(call.Args) == 0 {
+		return "", false
+	}
+	for _, w := range call.Args {
+		if !c.static(w.Parts, st) {
+			return "", false
+		}
+	}
+	fields, err := expand.Fields(c.expandConfig(st), call.Args...)
+	if err != nil || len(fields) == 0 {
+		return "", false
+	}
+	var out string
+	switch fields[0] {
+	case "echo":
+		args := fields[1:]
+		newline := true
+		for len(args) > 0 && (args[0] == "-n" || args[0] == "-e" || args[0] == "-E" || args[0] == "-ne" || args[0] == "-en") {
+			if strings.Contains(args[0], "n") {
+				newline = false
+			}
+			if strings.Contains(args[0], "e") && args[0] != "-n" {
+				return "", false // escapes: not followed here
+			}
+			args = args[1:]
+		}
+		out = strings.Join(args, " ")
+		if newline {
+			out += "\n"
+		}
+	case "printf":
+		if len(fields) < 2 || strings.HasPrefix(fields[1], "-") {
+			return "", false
+		}
+		s, _, err := expand.Format(c.expandConfig(st), fields[1], fields[2:])
+		if err != nil {
+			return "", false
+		}
+		out = s
+	case "cat":
+		if len(call.Args) != 2 {
+			return "", false
+		}
+		return c.pureFile(call.Args[1], st)
+	default:
+		return "", false
+	}
+	// Command substitution drops trailing newlines.
+	return strings.TrimRight(out, "\n"), true
+}
+
+// pureFile reads a small file that the command may read, for $(<file) and
+// $(cat file).
+func (c *checker) pureFile(w *syntax.Word, st *shellState) (string, bool) {
+	name, ok := c.literal(w, st)
+	if !ok || name == "" || strings.HasPrefix(name, "-") {
+		return "", false
+	}
+	abs, err := absPath(name, st.cwd, c.env)
+	if err != nil || (st.cwd == "" && !strings.HasPrefix(name, "/")) {
+		return "", false
+	}
+	if vs := c.s.checkAbs(abs, AccessRead, c.env, pathSource{}); vs != nil {
+		return "", false // the read itself is refused where it is checked
+	}
+	data, err := c.env.fs().ReadFile(abs)
+	if err != nil || len(data) >= maxPureOutput {
+		return "", false
+	}
+	return strings.TrimRight(string(data), "\n"), true
+}
