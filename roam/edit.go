@@ -31,9 +31,10 @@ func eolOf(line string) string {
 	return "\n"
 }
 
-// withTags returns src with tags merged into its first #+filetags line (added
-// after #+title, else after the property drawer, when there is none). Tags the
-// file already has are left alone; changed is false when none was new.
+// withTags returns src with tags merged into its last #+filetags line, so
+// they come after every tag the file has; without one, a #+filetags line is
+// added after #+title, else after the property drawer. Tags the file already
+// has are left alone; changed is false when none was new.
 func withTags(src string, h header, tags []string) (out string, changed bool) {
 	var add []string
 	for _, t := range tags {

@@ -20,7 +20,7 @@ type header struct {
 	// Line numbers (0-based) used to edit the file; -1 when absent.
 	drawerEnd    int // the :END: line of the property drawer
 	titleLine    int // the first #+title line
-	filetagsLine int // the first #+filetags line
+	filetagsLine int // the last #+filetags line
 	lineTags     []string
 }
 
@@ -127,7 +127,22 @@ func blockName(s, prefix string) (string, bool) {
 // property drawer parses with an empty id; a drawer that is not closed before
 // the first heading or the end of the file is an error.
 func parseHeader(src string) (header, error) {
-	return parseLines(splitLines(src))
+	return parseLines(splitLines(zeroth(src)))
+}
+
+// zeroth returns src up to its first heading line.
+func zeroth(src string) string {
+	for i := 0; i < len(src); {
+		j := strings.IndexByte(src[i:], '\n')
+		if j < 0 {
+			j = len(src) - i
+		}
+		if src[i] == '*' && heading(text(src[i:i+j])) {
+			return src[:i]
+		}
+		i += j + 1
+	}
+	return src
 }
 
 func parseLines(lines []string) (header, error) {
@@ -180,9 +195,7 @@ func parseLines(lines []string) (header, error) {
 			}
 		case "filetags":
 			tags := splitTags(value)
-			if h.filetagsLine < 0 {
-				h.filetagsLine, h.lineTags = i, tags
-			}
+			h.filetagsLine, h.lineTags = i, tags
 			for _, tag := range tags {
 				h.tags = appendNew(h.tags, tag)
 			}

@@ -494,7 +494,7 @@ func TestAddTags(t *testing.T) {
 		},
 		{
 			name: "second filetags line", content: head + "#+title: T\n#+filetags: a\n#+filetags: :b:\n", tags: []string{"b", "c"},
-			want: head + "#+title: T\n#+filetags: :a:c:\n#+filetags: :b:\n", wantTags: []string{"a", "c", "b"},
+			want: head + "#+title: T\n#+filetags: a\n#+filetags: :b:c:\n", wantTags: []string{"a", "b", "c"},
 		},
 		{
 			name: "nothing new", content: head + "#+title: T\n#+filetags:   :a:\n", tags: []string{"a"},
