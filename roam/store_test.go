@@ -116,7 +116,7 @@ func TestCreate(t *testing.T) {
 			if n.File != tt.wantFile {
 				t.Errorf("File = %q, want %q", n.File, tt.wantFile)
 			}
-			if n.ID != "id-1" || n.Content != tt.wantContent || !slices.Equal(n.Tags, tt.wantTags) && len(tt.wantTags) > 0 {
+			if n.ID != "id-1" || n.Content != tt.wantContent || !slices.Equal(n.Tags, tt.wantTags) {
 				t.Errorf("node = %+v", n)
 			}
 			name := filepath.Join(s.Dir, filepath.FromSlash(tt.wantFile))
