@@ -3,8 +3,9 @@
 ;; Run by roam's Go tests as
 ;;   emacs --batch -Q -l testdata/orgroam.el
 ;; with ROAM_DIR (the org-roam directory), ROAM_DB (a scratch database file),
-;; ROAM_IDS (node IDs to look up, blank-separated) and ROAM_BACKLINKS (IDs
-;; whose backlinks to print). Output on stdout, one tab-separated record a line:
+;; ROAM_IDS (node IDs to look up, blank-separated), ROAM_BACKLINKS (IDs
+;; whose backlinks to print) and optionally ROAM_CONNECTORS (the database
+;; connectors to try, in order). Output on stdout, one tab-separated record a line:
 ;;   connector <name>
 ;;   node      <id> <title> <tag,tag,...>
 ;;   missing   <id>
@@ -44,8 +45,11 @@
 
 ;; sqlite3 (emacsql-sqlite3) needs the sqlite3 program; sqlite needs the
 ;; compiled emacsql-sqlite binary; sqlite-builtin needs Emacs 29.
-(let ((candidates (append (and (executable-find "sqlite3") '(sqlite3))
-                          '(sqlite sqlite-builtin sqlite-module))))
+;; ROAM_CONNECTORS (blank-separated names) overrides the order.
+(let ((candidates (if (getenv "ROAM_CONNECTORS")
+                      (mapcar #'intern (split-string (getenv "ROAM_CONNECTORS")))
+                    (append (and (executable-find "sqlite3") '(sqlite3))
+                            '(sqlite sqlite-builtin sqlite-module)))))
   (unless (seq-find #'orgroam-test-try candidates)
     (message "no org-roam database connector works (tried %S)" candidates)
     (kill-emacs 4))
