@@ -93,7 +93,10 @@ func (r *Runner) grep(ctx context.Context, a policy.GrepArgs, cwd string) (Resul
 	start := fsPath(t.rel)
 	err = fs.WalkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return nil // unreadable entries are skipped, like grep -s
+			if p == start {
+				return err
+			}
+			return nil // unreadable entries below are skipped, like grep -s
 		}
 		if err := ctx.Err(); err != nil {
 			return err
