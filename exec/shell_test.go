@@ -230,7 +230,7 @@ func TestShellTimeoutKillsGroup(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pids = nil
 			os.Remove(filepath.Join(proj, "bg.pid"))
-			res, err := run(t, r, policy.ToolShell, policy.ShellArgs{Command: tt.cmd, TimeoutMS: ptr[int64](300)}, proj)
+			res, err := run(t, r, policy.ToolShell, policy.ShellArgs{Command: tt.cmd, TimeoutMS: ptr[int64](1500)}, proj)
 			if err != nil {
 				t.Fatal(err)
 			}
