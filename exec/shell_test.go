@@ -350,3 +350,20 @@ func TestRunUnsupportedTool(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestShellWaitsForBackgroundJobs(t *testing.T) {
+	proj := realDir(t)
+	var seen []string
+	c := checker{exec: func(argv []string, _ string) []policy.Violation {
+		seen = append(seen, argv[0])
+		if argv[0] == "wait" {
+			return []policy.Violation{{Reason: policy.ReasonCommandNotAllowed, Resource: "wait"}}
+		}
+		return nil
+	}}
+	r := newRunner(t, Options{Checker: c, ReadRoots: []string{proj}, WriteRoots: []string{proj}, Confine: ConfineAllowUnconfined})
+	res, err := run(t, r, policy.ToolShell, shellArgs("{ sleep 0.2; echo bg; } &"), proj)
+	if err != nil || res.ExitCode != 0 || res.Stdout != "bg\n" {
+		t.Fatalf("err %v result %+v (checked %v)", err, res, seen)
+	}
+}
