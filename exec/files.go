@@ -205,7 +205,7 @@ func (r *Runner) readFile(ctx context.Context, a policy.ReadFileArgs, cwd string
 	defer f.Close()
 	var res Result
 	var sb strings.Builder
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := bufio.NewReaderSize(f, int(min(max(fi.Size()+1, 16), 64<<10)))
 	for line := 1; limit != 0; line++ {
 		s, err := br.ReadString('\n')
 		if line >= first && s != "" {
