@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	scexec "github.com/scopegate/scopegate/exec"
 )
 
 // Exit codes of CONTRACT.md §4.
@@ -23,6 +25,9 @@ const (
 )
 
 func main() {
+	if scexec.IsHelper(os.Args) { // the hidden Landlock helper: confine, then exec the program
+		os.Exit(scexec.RunHelper(os.Args))
+	}
 	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -1,0 +1,92 @@
+package exec
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/scopegate/scopegate/policy"
+)
+
+func benchRun(b *testing.B, r *Runner, tool string, args any, cwd string) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := policy.Call{Tool: tool, Args: raw}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := r.Run(ctx, call, cwd)
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("err %v result %+v", err, res)
+		}
+	}
+}
+
+func BenchmarkShell(b *testing.B) {
+	dir := realDir(b)
+	for _, bc := range []struct {
+		name    string
+		confine ConfineMode
+		cmd     string
+	}{
+		{"builtin_true", ConfineOff, "true"},
+		{"program_true/unconfined", ConfineOff, "/bin/true"},
+		{"program_true/landlock", ConfineRequired, "/bin/true"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			if bc.confine == ConfineRequired {
+				requireLandlock(b)
+			}
+			r := newRunner(b, Options{ReadRoots: []string{dir}, WriteRoots: []string{dir}, Confine: bc.confine})
+			benchRun(b, r, policy.ToolShell, policy.ShellArgs{Command: bc.cmd}, dir)
+		})
+	}
+}
+
+// BenchmarkBaselineShTrue is what running `sh -c true` directly costs.
+func BenchmarkBaselineShTrue(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := osexec.Command("sh", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadFile(b *testing.B) {
+	dir := realDir(b)
+	writeFile(b, filepath.Join(dir, "small.txt"), "line one\nline two\nline three\n", 0o644)
+	r := newRunner(b, Options{ReadRoots: []string{dir}})
+	benchRun(b, r, policy.ToolReadFile, policy.ReadFileArgs{Path: "small.txt"}, dir)
+}
+
+// BenchmarkBaselineReadFile is os.ReadFile of the same small file.
+func BenchmarkBaselineReadFile(b *testing.B) {
+	dir := realDir(b)
+	p := filepath.Join(dir, "small.txt")
+	writeFile(b, p, "line one\nline two\nline three\n", 0o644)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBaselineCat is `cat FILE` through os/exec.
+func BenchmarkBaselineCat(b *testing.B) {
+	dir := realDir(b)
+	p := filepath.Join(dir, "small.txt")
+	writeFile(b, p, "line one\nline two\nline three\n", 0o644)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := osexec.Command("cat", p).Output(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

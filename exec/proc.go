@@ -1,0 +1,211 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+)
+
+// exec is the interpreter's final exec handler: it finds the program in
+// PATH and starts it under the Landlock helper (when confined), in its own
+// process group, with the scrubbed environment. On cancellation the group
+// gets SIGINT, then SIGKILL after the grace period; when the program ends,
+// whatever is left of its group is killed, so no call leaves processes
+// behind (short of ones that left the group on purpose).
+func (sh *shell) exec(ctx context.Context, args []string) error {
+	hc := interp.HandlerCtx(ctx)
+	path, err := interp.LookPathDir(hc.Dir, hc.Env, args[0])
+	if err != nil {
+		fmt.Fprintf(hc.Stderr, "scopegate: %v\n", err)
+		return interp.ExitStatus(127)
+	}
+	cmd := &osexec.Cmd{
+		Path:        path,
+		Args:        args,
+		Env:         sh.programEnv(hc.Env),
+		Dir:         hc.Dir,
+		Stdin:       hc.Stdin,
+		Stdout:      hc.Stdout,
+		Stderr:      hc.Stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		// Bounds the wait for output pipes held by processes that left
+		// the group.
+		WaitDelay: sh.r.opts.KillGrace,
+	}
+	if sh.r.abi > 0 {
+		argv, err := helperArgv(sh.r.helper, sh.rules, path, args)
+		if err != nil {
+			return err
+		}
+		cmd.Path, cmd.Args = sh.r.helper, argv
+	}
+	err = cmd.Start()
+	for delay := time.Millisecond; errors.Is(err, syscall.ETXTBSY) && delay < 300*time.Millisecond; delay *= 2 {
+		// A concurrently forked process may briefly hold the file open
+		// for writing (go.dev/issue/22315).
+		time.Sleep(delay)
+		cmd.Process, cmd.ProcessState = nil, nil
+		err = cmd.Start()
+	}
+	if err != nil {
+		fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], err)
+		if errors.Is(err, syscall.ENOEXEC) {
+			fmt.Fprintf(hc.Stderr, "scopegate: %s: scripts need a #! line\n", args[0])
+		}
+		return interp.ExitStatus(126)
+	}
+	pid := cmd.Process.Pid
+	if sh.r.opts.OnStart != nil {
+		sh.r.opts.OnStart(pid)
+	}
+	exited := make(chan struct{})
+	go func() {
+		select {
+		case <-exited:
+			return
+		case <-ctx.Done():
+		}
+		_ = syscall.Kill(-pid, syscall.SIGINT)
+		t := time.NewTimer(sh.r.opts.KillGrace)
+		defer t.Stop()
+		select {
+		case <-exited:
+		case <-t.C:
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}()
+	// Wait for the leader without reaping it, so its pid (the group id)
+	// cannot be reused before the rest of the group is killed.
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	close(exited)
+	err = cmd.Wait()
+	var ee *osexec.ExitError
+	switch {
+	case err == nil, errors.Is(err, osexec.ErrWaitDelay):
+		return nil
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return interp.ExitStatus(128 + int(ws.Signal()))
+		}
+		return interp.ExitStatus(ee.ExitCode())
+	default:
+		return fmt.Errorf("wait for %s: %w", args[0], err)
+	}
+}
+
+// programEnv is the environment a program gets: the interpreter's exported
+// variables minus those that must never pass, with TMPDIR fixed to the
+// call's private directory.
+func (sh *shell) programEnv(env expand.Environ) []string {
+	out := make([]string, 0, 32)
+	idx := make(map[string]int, 32)
+	env.Each(func(name string, vr expand.Variable) bool {
+		if i, ok := idx[name]; ok && !vr.IsSet() {
+			out[i] = ""
+		}
+		if !vr.Exported || vr.Kind != expand.String || neverPass(name) ||
+			strings.IndexByte(vr.Str, 0) >= 0 {
+			return true
+		}
+		if i, ok := idx[name]; ok {
+			out[i] = name + "=" + vr.Str
+			return true
+		}
+		idx[name] = len(out)
+		out = append(out, name+"="+vr.Str)
+		return true
+	})
+	out = append(out, "TMPDIR="+sh.tmp)
+	n := 0
+	for _, kv := range out {
+		if kv != "" {
+			out[n] = kv
+			n++
+		}
+	}
+	return out[:n]
+}
+
+// capture collects one output stream of a shell call through a pipe, so
+// programs write to it directly, keeping at most max bytes.
+type capture struct {
+	w, rd     *os.File
+	max       int
+	buf       bytes.Buffer
+	truncated bool
+	done      chan struct{}
+	once      sync.Once
+}
+
+func newCapture(max int) (*capture, error) {
+	rd, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("make output pipe: %w", err)
+	}
+	c := &capture{w: w, rd: rd, max: max, done: make(chan struct{})}
+	go c.drain()
+	return c, nil
+}
+
+func (c *capture) drain() {
+	defer close(c.done)
+	b := make([]byte, 32<<10)
+	for {
+		n, err := c.rd.Read(b)
+		if n > 0 {
+			keep := min(n, c.max-c.buf.Len())
+			c.buf.Write(b[:keep])
+			if keep < n {
+				c.truncated = true
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				c.truncated = true
+			}
+			return
+		}
+	}
+}
+
+// finish closes the write end and returns what was read. Processes that
+// escaped the group may still hold the pipe: after grace the read end is
+// closed and their output is dropped.
+func (c *capture) finish(grace time.Duration) (string, bool) {
+	c.once.Do(func() { c.w.Close() })
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-c.done:
+	case <-t.C:
+		c.rd.Close()
+		<-c.done
+	}
+	c.rd.Close()
+	return c.buf.String(), c.truncated
+}
+
+// abort releases the pipe on early returns.
+func (c *capture) abort() {
+	c.once.Do(func() { c.w.Close() })
+	c.rd.Close()
+}

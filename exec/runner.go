@@ -1,0 +1,300 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/scopegate/scopegate/policy"
+)
+
+// Checker re-decides single accesses at run time. The gateway implements it
+// around the session's compiled scope. A non-empty result means denied.
+type Checker interface {
+	// CheckExec decides one fully expanded argv about to run in cwd.
+	CheckExec(argv []string, cwd string) []policy.Violation
+	// CheckPath decides one file access relative to cwd.
+	CheckPath(path string, access policy.Access, cwd string) []policy.Violation
+}
+
+// ConfineMode says how shell calls are confined.
+type ConfineMode int
+
+const (
+	// ConfineRequired runs programs only under Landlock; where Landlock is
+	// unavailable shell calls fail with [ErrNoLandlock]. It is the zero value.
+	ConfineRequired ConfineMode = iota
+	// ConfineAllowUnconfined uses Landlock where available and otherwise
+	// runs programs unconfined, reporting Confinement "none".
+	ConfineAllowUnconfined
+	// ConfineOff never uses Landlock. It exists for measurements and for
+	// hosts whose users accept running without it; results say "none".
+	ConfineOff
+)
+
+// Confinement values reported in [Result.Confinement].
+const (
+	ConfinementLandlock = "landlock"
+	ConfinementNone     = "none"
+)
+
+// Defaults of [Options].
+const (
+	DefaultMaxOutput = 1 << 20
+	DefaultMaxRead   = 1 << 20
+	DefaultKillGrace = 2 * time.Second
+	// DefaultMaxMatches caps glob and grep results and list_dir entries.
+	DefaultMaxMatches = 1000
+)
+
+// Options configure a [Runner]. The zero value works once Checker is set:
+// Landlock is required, caps are the defaults above.
+type Options struct {
+	// Checker re-checks every access at run time. Required.
+	Checker Checker
+	// ReadRoots and WriteRoots are the canonical directories below which
+	// the scope grants reads and writes (write implies read). File tools
+	// open their os.Root at the longest one holding the target; Landlock
+	// grants exactly these.
+	ReadRoots, WriteRoots []string
+	// Protected roots are never writable, even inside a write root: the
+	// sessions root and the config dir.
+	Protected []string
+	// Confine says whether Landlock is required.
+	Confine ConfineMode
+	// MaxOutput caps each of stdout and stderr, in bytes.
+	MaxOutput int
+	// MaxRead caps what read_file returns and what edit_file and grep read
+	// of one file, in bytes.
+	MaxRead int64
+	// MaxMatches caps glob and grep matches and list_dir entries.
+	MaxMatches int
+	// KillGrace is the time between SIGINT and SIGKILL to a program's
+	// process group when a call times out.
+	KillGrace time.Duration
+	// HelperPath is the executable that becomes the Landlock helper when
+	// re-executed with the hidden argument; default os.Executable().
+	HelperPath string
+	// PassEnv names environment variables passed to programs in addition
+	// to [DefaultPassEnv]; a trailing "*" matches a prefix. Variables of
+	// the never-passed list are dropped regardless.
+	PassEnv []string
+	// Environ is the environment filtered for programs; default os.Environ().
+	Environ []string
+	// TempDir is where each shell call's private temporary directory is
+	// made (TMPDIR of its programs); default os.TempDir().
+	TempDir string
+	// Now is the clock for DurationMS; default time.Now.
+	Now func() time.Time
+	// OnStart, when set, is called with the pid of each started program,
+	// which is also its process group id.
+	OnStart func(pid int)
+}
+
+// Errors callers branch on.
+var (
+	// ErrDenied marks an access refused at run time; see [DeniedError].
+	ErrDenied = errors.New("denied")
+	// ErrNoLandlock: Landlock is required but this kernel lacks it.
+	ErrNoLandlock = errors.New("landlock is not available on this system")
+	// ErrUnsupportedTool: the tool is not run by this package.
+	ErrUnsupportedTool = errors.New("tool not run by exec")
+	// ErrNotInRoots: the path is below no read or write root.
+	ErrNotInRoots = errors.New("path is outside the scope roots")
+	// ErrProtected: the path is inside a protected root.
+	ErrProtected = errors.New("path is protected")
+	// ErrHardLink: the file has more than one hard link.
+	ErrHardLink = errors.New("file has more than one hard link")
+	// ErrNoMatch: edit_file's old_string does not occur.
+	ErrNoMatch = errors.New("old_string not found")
+	// ErrAmbiguous: edit_file's old_string occurs more than once.
+	ErrAmbiguous = errors.New("old_string is ambiguous")
+	// ErrInvalidArgs: the args do not make a runnable call.
+	ErrInvalidArgs = errors.New("invalid arguments")
+)
+
+// DeniedError is an access refused at run time by the [Checker] or by an
+// invariant (protected roots). It matches [ErrDenied].
+type DeniedError struct {
+	Violations []policy.Violation
+	// Err is the invariant that refused, if not the Checker.
+	Err error
+}
+
+func (e *DeniedError) Error() string {
+	if len(e.Violations) == 0 {
+		return "denied"
+	}
+	v := e.Violations[0]
+	if v.Message != "" {
+		return "denied: " + v.Message
+	}
+	return fmt.Sprintf("denied: %s %s", v.Reason, v.Resource)
+}
+
+// Is makes errors.Is(err, ErrDenied) hold.
+func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+
+// Unwrap returns the invariant that refused, if any.
+func (e *DeniedError) Unwrap() error { return e.Err }
+
+// Entry is one list_dir entry.
+type Entry struct {
+	Name string `json:"name"`
+	// Type is "file", "dir", "symlink" or "other".
+	Type string `json:"type"`
+	Size int64  `json:"size"`
+}
+
+// Result is what a call produced (CONTRACT.md §3).
+type Result struct {
+	ExitCode   int    `json:"exit_code"`
+	Stdout     string `json:"stdout"`
+	Stderr     string `json:"stderr"`
+	Truncated  bool   `json:"truncated"`
+	DurationMS int64  `json:"duration_ms"`
+	TimedOut   bool   `json:"timed_out"`
+
+	Content      *string  `json:"content,omitempty"`
+	Entries      []Entry  `json:"entries,omitempty"`
+	Matches      []string `json:"matches,omitempty"`
+	BytesWritten *int64   `json:"bytes_written,omitempty"`
+	Replacements *int     `json:"replacements,omitempty"`
+
+	// Confinement is "landlock" or "none" for shell calls.
+	Confinement string `json:"confinement,omitempty"`
+	// Refused lists what was refused at run time.
+	Refused []policy.Violation `json:"refused,omitempty"`
+}
+
+// Runner runs allowed calls. It is safe for concurrent use.
+type Runner struct {
+	opts     Options
+	abi      int // Landlock ABI version; 0 when unavailable
+	helper   string
+	protect  []string
+	readRts  []string
+	writeRts []string
+	passEnv  []string
+	baseEnv  []string
+}
+
+// New returns a Runner. It probes Landlock once.
+func New(opts Options) (*Runner, error) {
+	if opts.Checker == nil {
+		return nil, errors.New("new runner: Options.Checker is nil")
+	}
+	if opts.MaxOutput <= 0 {
+		opts.MaxOutput = DefaultMaxOutput
+	}
+	if opts.MaxRead <= 0 {
+		opts.MaxRead = DefaultMaxRead
+	}
+	if opts.MaxMatches <= 0 {
+		opts.MaxMatches = DefaultMaxMatches
+	}
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = DefaultKillGrace
+	}
+	if opts.TempDir == "" {
+		opts.TempDir = os.TempDir()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ()
+	}
+	r := &Runner{opts: opts}
+	for _, list := range []struct {
+		in  []string
+		out *[]string
+	}{{opts.ReadRoots, &r.readRts}, {opts.WriteRoots, &r.writeRts}, {opts.Protected, &r.protect}} {
+		for _, p := range list.in {
+			if !filepath.IsAbs(p) {
+				return nil, fmt.Errorf("new runner: root %q is not absolute", p)
+			}
+			*list.out = append(*list.out, filepath.Clean(p))
+		}
+	}
+	if opts.Confine != ConfineOff {
+		r.abi = landlockABI()
+		if r.abi > 0 {
+			r.helper = opts.HelperPath
+			if r.helper == "" {
+				exe, err := os.Executable()
+				if err != nil {
+					return nil, fmt.Errorf("new runner: find helper executable: %w", err)
+				}
+				r.helper = exe
+			}
+		}
+	}
+	r.passEnv = append(DefaultPassEnv(), opts.PassEnv...)
+	r.baseEnv = scrubEnv(opts.Environ, r.passEnv)
+	return r, nil
+}
+
+// Confinement reports what shell calls will run under: "landlock" or "none".
+func (r *Runner) Confinement() string {
+	if r.abi > 0 {
+		return ConfinementLandlock
+	}
+	return ConfinementNone
+}
+
+// Run runs one allowed call with relative paths taken against cwd. A
+// refusal at run time inside a shell command is reported in the Result
+// (exit code 126, Refused); a file tool's refusal is a [*DeniedError].
+func (r *Runner) Run(ctx context.Context, call policy.Call, cwd string) (Result, error) {
+	start := r.opts.Now()
+	var res Result
+	var err error
+	switch call.Tool {
+	case policy.ToolShell:
+		var a policy.ShellArgs
+		if err = policy.DecodeArgs(call.Args, &a); err == nil {
+			res, err = r.runShell(ctx, a, cwd)
+		}
+	case policy.ToolReadFile:
+		var a policy.ReadFileArgs
+		if err = policy.DecodeArgs(call.Args, &a); err == nil {
+			res, err = r.readFile(ctx, a, cwd)
+		}
+	case policy.ToolWriteFile:
+		var a policy.WriteFileArgs
+		if err = policy.DecodeArgs(call.Args, &a); err == nil {
+			res, err = r.writeFile(ctx, a, cwd)
+		}
+	case policy.ToolEditFile:
+		var a policy.EditFileArgs
+		if err = policy.DecodeArgs(call.Args, &a); err == nil {
+			res, err = r.editFile(ctx, a, cwd)
+		}
+	case policy.ToolListDir:
+		var a policy.ListDirArgs
+		if err = policy.DecodeArgs(call.Args, &a); err == nil {
+			res, err = r.listDir(ctx, a, cwd)
+		}
+	case policy.ToolGlob:
+		var a policy.GlobArgs
+		if err = policy.DecodeArgs(call.Args, &a); err == nil {
+			res, err = r.glob(ctx, a, cwd)
+		}
+	case policy.ToolGrep:
+		var a policy.GrepArgs
+		if err = policy.DecodeArgs(call.Args, &a); err == nil {
+			res, err = r.grep(ctx, a, cwd)
+		}
+	default:
+		return Result{}, fmt.Errorf("run %s: %w", call.Tool, ErrUnsupportedTool)
+	}
+	res.DurationMS = r.opts.Now().Sub(start).Milliseconds()
+	if err != nil {
+		return res, fmt.Errorf("run %s: %w", call.Tool, err)
+	}
+	return res, nil
+}

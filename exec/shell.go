@@ -1,0 +1,267 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/scopegate/scopegate/policy"
+)
+
+// Exit codes of shell calls that did not come from a program.
+const (
+	// ExitRefused is the exit code of a shell call stopped because a
+	// command, cd target or redirect was refused at run time.
+	ExitRefused = 126
+	// ExitTimedOut is the exit code of a shell call that ran out of time,
+	// as timeout(1) reports it.
+	ExitTimedOut = 124
+)
+
+// shell is the state of one shell call, shared by its handlers.
+type shell struct {
+	r     *Runner
+	tmp   string
+	rules rules
+	stop  context.CancelCauseFunc
+	// waiting is set while the call waits for its background jobs with
+	// a plain `wait` of its own, which needs no check.
+	waiting atomic.Bool
+	mu      sync.Mutex
+	refused []policy.Violation
+}
+
+func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (Result, error) {
+	res := Result{Confinement: r.Confinement()}
+	if r.abi == 0 && r.opts.Confine == ConfineRequired {
+		return res, ErrNoLandlock
+	}
+	if !filepath.IsAbs(cwd) {
+		return res, fmt.Errorf("%w: working directory %q is not absolute", ErrInvalidArgs, cwd)
+	}
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(a.Command), "")
+	if err != nil {
+		return res, fmt.Errorf("%w: parse command: %v", ErrInvalidArgs, err)
+	}
+	tmp, err := os.MkdirTemp(r.opts.TempDir, "scopegate-")
+	if err != nil {
+		return res, fmt.Errorf("make private temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	sh := &shell{r: r, tmp: tmp}
+	if r.abi > 0 {
+		if sh.rules, err = buildRules(r.abi, r.readRts, r.writeRts, r.protect, tmp); err != nil {
+			return res, err
+		}
+	}
+
+	runCtx := ctx
+	var cancelTimeout context.CancelFunc = func() {}
+	if a.TimeoutMS != nil && *a.TimeoutMS > 0 {
+		runCtx, cancelTimeout = context.WithTimeout(ctx, time.Duration(*a.TimeoutMS)*time.Millisecond)
+	}
+	defer cancelTimeout()
+	runCtx, sh.stop = context.WithCancelCause(runCtx)
+	defer sh.stop(nil)
+
+	stdout, err := newCapture(r.opts.MaxOutput)
+	if err != nil {
+		return res, err
+	}
+	defer stdout.abort()
+	stderr, err := newCapture(r.opts.MaxOutput)
+	if err != nil {
+		return res, err
+	}
+	defer stderr.abort()
+	var stdin io.Reader = strings.NewReader("")
+	if a.Stdin != nil {
+		stdin = strings.NewReader(*a.Stdin)
+	}
+	env := append(append([]string(nil), r.baseEnv...), "TMPDIR="+tmp)
+	in, err := interp.New(
+		interp.Env(expand.ListEnviron(env...)),
+		interp.Dir(cwd),
+		interp.StdIO(stdin, stdout.w, stderr.w),
+		interp.CallHandler(sh.call),
+		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return sh.exec }),
+		interp.OpenHandler(sh.open),
+	)
+	if err != nil {
+		return res, fmt.Errorf("start interpreter: %w", err)
+	}
+	runErr := in.Run(runCtx, file)
+	if !in.Exited() && runCtx.Err() == nil {
+		// Let background jobs end before the call does.
+		sh.waiting.Store(true)
+		_ = in.Run(runCtx, &syntax.CallExpr{Args: []*syntax.Word{{Parts: []syntax.WordPart{&syntax.Lit{Value: "wait"}}}}})
+	}
+	res.Stdout, res.Truncated = stdout.finish(r.opts.KillGrace)
+	var errTrunc bool
+	res.Stderr, errTrunc = stderr.finish(r.opts.KillGrace)
+	res.Truncated = res.Truncated || errTrunc
+
+	sh.mu.Lock()
+	res.Refused = sh.refused
+	sh.mu.Unlock()
+	switch {
+	case len(res.Refused) > 0:
+		res.ExitCode = ExitRefused
+	case errors.Is(context.Cause(runCtx), context.DeadlineExceeded) && ctx.Err() == nil:
+		res.TimedOut = true
+		res.ExitCode = ExitTimedOut
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("shell interrupted: %w", context.Cause(ctx))
+	case runErr == nil:
+		res.ExitCode = 0
+	default:
+		code, ok := errors.AsType[interp.ExitStatus](runErr)
+		if !ok {
+			return res, fmt.Errorf("shell: %w", runErr)
+		}
+		res.ExitCode = int(code)
+	}
+	return res, nil
+}
+
+// deny records a run-time refusal, says so on the shell's stderr and stops
+// the whole call.
+func (sh *shell) deny(hc interp.HandlerContext, vs []policy.Violation) error {
+	sh.mu.Lock()
+	sh.refused = append(sh.refused, vs...)
+	sh.mu.Unlock()
+	err := &DeniedError{Violations: vs}
+	fmt.Fprintf(hc.Stderr, "scopegate: %v\n", err)
+	sh.stop(err)
+	return err
+}
+
+// call re-checks every simple command after expansion, builtins and
+// functions included, and the directories cd and pushd would enter and the
+// files source would read.
+func (sh *shell) call(ctx context.Context, args []string) ([]string, error) {
+	hc := interp.HandlerCtx(ctx)
+	if len(args) == 1 && args[0] == "wait" && sh.waiting.Load() {
+		return args, nil
+	}
+	if vs := sh.r.opts.Checker.CheckExec(args, hc.Dir); len(vs) > 0 {
+		return nil, sh.deny(hc, vs)
+	}
+	var target string
+	switch args[0] {
+	case "cd", "pushd":
+		rest := args[1:]
+		for len(rest) > 0 && len(rest[0]) > 1 && rest[0][0] == '-' && rest[0] != "--" && !isStackIndex(rest[0]) {
+			rest = rest[1:]
+		}
+		if len(rest) > 0 && rest[0] == "--" {
+			rest = rest[1:]
+		}
+		switch {
+		case len(rest) == 0 && args[0] == "cd":
+			target = hc.Env.Get("HOME").String()
+		case len(rest) == 0 || isStackIndex(rest[0]):
+			// pushd swapping or rotating the stack enters directories
+			// that were checked when they were pushed.
+		case rest[0] == "-":
+			target = hc.Env.Get("OLDPWD").String()
+		default:
+			target = rest[0]
+		}
+	case "source", ".":
+		if len(args) > 1 {
+			target = args[1]
+		}
+	}
+	if target != "" {
+		if vs := sh.r.opts.Checker.CheckPath(target, policy.AccessRead, hc.Dir); len(vs) > 0 {
+			return nil, sh.deny(hc, vs)
+		}
+	}
+	return args, nil
+}
+
+func isStackIndex(s string) bool {
+	if len(s) < 2 || (s[0] != '+' && s[0] != '-') {
+		return false
+	}
+	return strings.Trim(s[1:], "0123456789") == ""
+}
+
+// nopCloser keeps the interpreter from closing the call's own streams.
+type nopCloser struct {
+	io.Reader
+	io.Writer
+}
+
+func (nopCloser) Close() error { return nil }
+
+// open checks every redirect: reads need read scope, anything that may
+// write needs write scope and must be outside the protected roots. The
+// file is opened through an os.Root at its scope root, like the file tools.
+func (sh *shell) open(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+	hc := interp.HandlerCtx(ctx)
+	switch path {
+	case "/dev/null":
+		return os.OpenFile(path, flag, perm)
+	case "/dev/stdin", "/dev/fd/0":
+		return nopCloser{Reader: hc.Stdin}, nil
+	case "/dev/stdout", "/dev/fd/1":
+		return nopCloser{Writer: hc.Stdout}, nil
+	case "/dev/stderr", "/dev/fd/2":
+		return nopCloser{Writer: hc.Stderr}, nil
+	}
+	access := policy.AccessRead
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC) != 0 {
+		access = policy.AccessWrite
+	}
+	if vs := sh.r.opts.Checker.CheckPath(path, access, hc.Dir); len(vs) > 0 {
+		return nil, sh.deny(hc, vs)
+	}
+	t, err := sh.r.resolve(path, hc.Dir, access)
+	if err != nil {
+		if errors.Is(err, ErrDenied) || errors.Is(err, ErrNotInRoots) || errors.Is(err, ErrProtected) {
+			return nil, sh.deny(hc, []policy.Violation{violationFor(path, access, err)})
+		}
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	root, err := os.OpenRoot(t.root)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer root.Close()
+	f, err := root.OpenFile(t.rel, flag, perm)
+	if err != nil {
+		return nil, err // an *os.PathError: printed, status 1
+	}
+	return f, nil
+}
+
+// violationFor describes a refusal by an invariant of this package.
+func violationFor(path string, access policy.Access, err error) policy.Violation {
+	reason := policy.ReasonPathNotInScope
+	if errors.Is(err, ErrProtected) {
+		reason = policy.ReasonPathDenied
+	}
+	what := "read"
+	if access == policy.AccessWrite {
+		what = "write"
+	}
+	return policy.Violation{
+		Reason:   reason,
+		Resource: path,
+		Rule:     "exec",
+		Message:  fmt.Sprintf("%s of %s refused: %v", what, path, err),
+	}
+}
