@@ -40,6 +40,9 @@ type shell struct {
 	waiting atomic.Bool
 	mu      sync.Mutex
 	refused []policy.Violation
+	// funcs are the functions the top-level script defines: a call to one
+	// is not a program run (each command of its body is checked as it runs).
+	funcs func() map[string]*syntax.Stmt
 }
 
 func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (Result, error) {
@@ -101,6 +104,7 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 	if err != nil {
 		return res, fmt.Errorf("start interpreter: %w", err)
 	}
+	sh.funcs = func() map[string]*syntax.Stmt { return in.Funcs }
 	runErr := in.Run(runCtx, file)
 	if !in.Exited() && runCtx.Err() == nil {
 		// Let background jobs end before the call does.
@@ -154,6 +158,11 @@ func (sh *shell) call(ctx context.Context, args []string) ([]string, error) {
 	hc := interp.HandlerCtx(ctx)
 	if len(args) == 1 && args[0] == "wait" && sh.waiting.Load() {
 		return args, nil
+	}
+	if sh.funcs != nil {
+		if _, ok := sh.funcs()[args[0]]; ok {
+			return args, nil
+		}
 	}
 	if vs := sh.r.opts.Checker.CheckExec(args, hc.Dir); len(vs) > 0 {
 		return nil, sh.deny(hc, vs)
