@@ -1,8 +1,60 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
 
 func newProfilesCmd(a *app) *cobra.Command {
-	_ = a
-	return &cobra.Command{Use: "profiles", Short: "profiles (not available yet)", RunE: notYet("profiles")}
+	cmd := &cobra.Command{Use: "profiles", Short: "List and show scope profiles"}
+	cmd.AddCommand(newProfilesListCmd(a), newProfilesShowCmd(a))
+	return cmd
+}
+
+func newProfilesListCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list [--json]",
+		Short: "List the scope profiles (user profiles override built-ins by name)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := a.profileLoader().List()
+			if err != nil {
+				return sessionErr(err)
+			}
+			if asJSON {
+				return writeJSON(a.stdout, list)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "PROFILE\tSOURCE")
+			for _, p := range list {
+				src := p.Source
+				if p.Overrides {
+					src += " (overrides built-in)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\n", p.Name, src)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newProfilesShowCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show NAME",
+		Short: "Print a scope profile as written",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, _, err := a.profileLoader().Raw(args[0])
+			if err != nil {
+				return sessionErr(err)
+			}
+			_, err = a.stdout.Write(data)
+			return err
+		},
+	}
 }

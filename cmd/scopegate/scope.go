@@ -1,8 +1,98 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/sessions"
+)
 
 func newScopeCmd(a *app) *cobra.Command {
-	_ = a
-	return &cobra.Command{Use: "scope", Short: "scope (not available yet)", RunE: notYet("scope")}
+	cmd := &cobra.Command{Use: "scope", Short: "Show and expand a branch's scope"}
+	cmd.AddCommand(newScopeShowCmd(a), newScopeExpandCmd(a))
+	return cmd
+}
+
+func newScopeShowCmd(a *app) *cobra.Command {
+	var sel selector
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show SELECTOR [--json]",
+		Short: "Print a branch's scope.yml",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := sel.resolve(a)
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(dir, sessions.ScopeFile)
+			data, err := os.ReadFile(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return usageErr("%s does not exist: every call on this branch is denied (scope_missing)", path)
+			}
+			if err != nil {
+				return &exitError{code: exitInternal, err: err}
+			}
+			doc, err := policy.ParseDocument(data)
+			if err != nil {
+				return usageErr("%s: %v: every call on this branch is denied (scope_invalid)", path, err)
+			}
+			return printScope(a, doc, data, asJSON)
+		},
+	}
+	sel.addFlags(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newScopeExpandCmd(a *app) *cobra.Command {
+	var sel selector
+	var add sessions.Expansion
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "expand SELECTOR (--read P | --write P | --deny P | --allow-command C | --deny-command C | --roam-subdirectory P | --roam-tag T | --roam-node-id ID)...",
+		Short: "Add patterns, commands or org-roam entries to a branch's scope.yml (idempotent; prints the result)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if add.Empty() {
+				return usageErr("nothing to add: give --read, --write, --deny, --allow-command, --deny-command, --roam-subdirectory, --roam-tag or --roam-node-id")
+			}
+			dir, err := sel.resolve(a)
+			if err != nil {
+				return err
+			}
+			res, err := sessions.ExpandScope(cmd.Context(), dir, add)
+			if err != nil {
+				return sessionErr(err)
+			}
+			return printScope(a, res.Scope, res.Data, asJSON)
+		},
+	}
+	sel.addFlags(cmd)
+	f := cmd.Flags()
+	f.StringArrayVar(&add.Read, "read", nil, "path pattern to allow reading")
+	f.StringArrayVar(&add.Write, "write", nil, "path pattern to allow writing")
+	f.StringArrayVar(&add.Deny, "deny", nil, "path pattern to deny")
+	f.StringArrayVar(&add.AllowCommands, "allow-command", nil, "shell command to allow")
+	f.StringArrayVar(&add.DenyCommands, "deny-command", nil, "shell command to deny")
+	f.StringArrayVar(&add.RoamSubdirectories, "roam-subdirectory", nil, "org-roam subdirectory pattern")
+	f.StringArrayVar(&add.RoamTags, "roam-tag", nil, "org-roam tag")
+	f.StringArrayVar(&add.RoamNodeIDs, "roam-node-id", nil, "org-roam node id")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printScope(a *app, doc policy.Document, data []byte, asJSON bool) error {
+	if asJSON {
+		return writeJSON(a.stdout, doc)
+	}
+	if _, err := a.stdout.Write(data); err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	return nil
 }

@@ -1,7 +1,16 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
 	"github.com/spf13/cobra"
+
+	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/profiles"
+	"github.com/scopegate/scopegate/sessions"
 )
 
 // selector is the branch selector of CONTRACT.md §4: --branch-dir DIR, or
@@ -22,17 +31,60 @@ func (s *selector) addFlags(cmd *cobra.Command) {
 // set reports whether any selector flag was given.
 func (s *selector) set() bool { return s.branchDir != "" || s.session != "" || s.branch != "" }
 
-// resolve returns the branch directory the selector names.
+// resolve returns the branch directory the selector names, after opening
+// it (which migrates legacy sessions, with warnings on stderr). Bad ids and
+// names, unknown sessions and branches are usage errors.
 func (s *selector) resolve(a *app) (string, error) {
-	_ = a
-	if s.session != "" {
-		return "", usageErr("--session is not available in this build")
-	}
-	if s.branch != "" {
+	switch {
+	case s.branchDir != "" && (s.session != "" || s.branch != ""):
+		return "", usageErr("give either --branch-dir DIR or --session ID [--branch NAME], not both")
+	case s.branch != "" && s.session == "":
 		return "", usageErr("--branch needs --session")
+	case s.branchDir != "":
+		dir, err := filepath.Abs(s.branchDir)
+		if err != nil {
+			return "", usageErr("--branch-dir: %v", err)
+		}
+		b, err := sessions.OpenBranch(dir, warner(a.stderr))
+		if err != nil {
+			return "", sessionErr(err)
+		}
+		return b.Dir, nil
+	case s.session != "":
+		dir, err := a.store().Resolve(s.session, s.branch)
+		if err != nil {
+			return "", sessionErr(err)
+		}
+		return dir, nil
 	}
-	if s.branchDir == "" {
-		return "", usageErr("no branch selected: give --branch-dir DIR or --session ID")
+	return "", usageErr("no branch selected: give --branch-dir DIR or --session ID")
+}
+
+// store is the sessions root of the resolved global options.
+func (a *app) store() *sessions.Store {
+	return &sessions.Store{Root: a.sessionsDir, Warn: warner(a.stderr)}
+}
+
+func (a *app) profileLoader() profiles.Loader {
+	return profiles.Loader{ConfigDir: a.configDir}
+}
+
+// warner prints warnings on stderr, one line each.
+func warner(w io.Writer) func(string) {
+	return func(msg string) { fmt.Fprintln(w, "scopegate: warning: "+oneLine(msg)) }
+}
+
+// sessionErr maps the errors of sessions and profiles to exit codes: what
+// the user named wrongly is a usage error, the rest internal.
+func sessionErr(err error) error {
+	if err == nil {
+		return nil
 	}
-	return s.branchDir, nil
+	for _, target := range []error{sessions.ErrInvalidName, sessions.ErrNotFound, sessions.ErrExists,
+		sessions.ErrInvalidExpansion, policy.ErrInvalidScope, profiles.ErrNotFound, profiles.ErrInvalidName} {
+		if errors.Is(err, target) {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	return &exitError{code: exitInternal, err: err}
 }

@@ -1,8 +1,190 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scopegate/scopegate/profiles"
+	"github.com/scopegate/scopegate/sessions"
+)
 
 func newSessionCmd(a *app) *cobra.Command {
-	_ = a
-	return &cobra.Command{Use: "session", Short: "session (not available yet)", RunE: notYet("session")}
+	cmd := &cobra.Command{Use: "session", Short: "Create, list and show sessions"}
+	cmd.AddCommand(newSessionCreateCmd(a), newSessionListCmd(a), newSessionShowCmd(a))
+	return cmd
+}
+
+func newSessionCreateCmd(a *app) *cobra.Command {
+	var opts sessions.CreateOptions
+	var profile string
+	cmd := &cobra.Command{
+		Use:   "create --name NAME [--id ID [--exist-ok]] [--preset P] [--profile P] [--project-root DIR] [--worktree DIR]...",
+		Short: "Create a session (prints its ids and directories as JSON)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.ID != "" {
+				if err := sessions.ValidateID(opts.ID); err != nil {
+					return usageErr("%v", err)
+				}
+			} else if strings.TrimSpace(opts.Name) == "" {
+				return usageErr("give --name NAME (or --id ID)")
+			}
+			if opts.ExistOK && opts.ID == "" {
+				return usageErr("--exist-ok needs --id")
+			}
+			if opts.Preset == "" {
+				opts.Preset = sessions.DefaultPreset
+			}
+			if !profiles.ValidName(opts.Preset) {
+				return usageErr("preset %q: invalid name", opts.Preset)
+			}
+			if profile != "" && !profiles.ValidName(profile) {
+				return usageErr("profile %q: invalid name", profile)
+			}
+			st := a.store()
+			if opts.ExistOK {
+				if _, err := os.Stat(st.SessionDir(opts.ID)); err == nil {
+					c, err := st.Create(cmd.Context(), opts)
+					if err != nil {
+						return sessionErr(err)
+					}
+					return writeJSON(a.stdout, c)
+				}
+			}
+			for i, w := range opts.Worktrees {
+				abs, err := filepath.Abs(w)
+				if err != nil {
+					return usageErr("--worktree %q: %v", w, err)
+				}
+				if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+					return usageErr("--worktree %q: not a directory", w)
+				}
+				opts.Worktrees[i] = abs
+			}
+			if opts.ProjectRoot != "" {
+				abs, err := filepath.Abs(opts.ProjectRoot)
+				if err != nil {
+					return usageErr("--project-root %q: %v", opts.ProjectRoot, err)
+				}
+				opts.ProjectRoot = abs
+			} else if wd, err := os.Getwd(); err == nil {
+				opts.ProjectRoot, _ = profiles.FindProjectRoot(wd)
+			}
+			res := a.profileLoader().Resolve(profiles.Request{Preset: opts.Preset, Profile: profile,
+				Worktrees: opts.Worktrees, ProjectRoot: opts.ProjectRoot})
+			warn := warner(a.stderr)
+			for _, w := range res.Warnings {
+				warn(w)
+			}
+			opts.Scope, opts.ScopeSource = res.Scope, res.Source
+			c, err := st.Create(cmd.Context(), opts)
+			if err != nil {
+				return sessionErr(err)
+			}
+			return writeJSON(a.stdout, c)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Name, "name", "", "human name; the generated id is made from it")
+	f.StringVar(&opts.ID, "id", "", "session id to use instead of a generated one")
+	f.BoolVar(&opts.ExistOK, "exist-ok", false, "with --id: return the existing session instead of failing")
+	f.StringVar(&opts.Preset, "preset", sessions.DefaultPreset, "preset recorded in metadata.yml; its scope profile seeds scope.yml")
+	f.StringVar(&profile, "profile", "", "scope profile to use instead of the preset's")
+	f.StringVar(&opts.ProjectRoot, "project-root", "", "project root for ${project_root} (default: found from the working directory)")
+	f.StringArrayVar(&opts.Worktrees, "worktree", nil, "worktree directory the session may read and write (repeatable; overrides profiles)")
+	return cmd
+}
+
+func newSessionListCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list [--json]",
+		Short: "List sessions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := a.store().List(cmd.Context())
+			if err != nil {
+				return sessionErr(err)
+			}
+			if asJSON {
+				if list == nil {
+					list = []sessions.Summary{}
+				}
+				return writeJSON(a.stdout, list)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tBRANCH\tPRESET\tCREATED\tUPDATED")
+			for _, s := range list {
+				preset := s.Preset
+				if s.Error != "" {
+					preset = "(unreadable)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.SessionID, dash(s.CurrentBranch), dash(preset), stamp(s.Created), stamp(s.Updated))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newSessionShowCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID [--json]",
+		Short: "Show a session: metadata, current branch and all branches",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			info, err := a.store().Show(args[0])
+			if err != nil {
+				return sessionErr(err)
+			}
+			if asJSON {
+				return writeJSON(a.stdout, info)
+			}
+			w := a.stdout
+			fmt.Fprintf(w, "session:   %s\n", info.SessionID)
+			fmt.Fprintf(w, "dir:       %s\n", info.SessionDir)
+			fmt.Fprintf(w, "current:   %s\n", info.CurrentBranch)
+			if info.MetadataError != "" {
+				fmt.Fprintf(w, "metadata:  unreadable: %s\n", oneLine(info.MetadataError))
+			} else {
+				fmt.Fprintf(w, "preset:    %s\n", dash(info.Preset))
+				fmt.Fprintf(w, "created:   %s\n", stamp(info.Created))
+				fmt.Fprintf(w, "updated:   %s\n", stamp(info.Updated))
+				for _, kv := range [][2]string{{"type", info.Type}, {"parent", info.ParentSessionID}, {"project", info.ProjectRoot}} {
+					if kv[1] != "" {
+						fmt.Fprintf(w, "%-10s %s\n", kv[0]+":", kv[1])
+					}
+				}
+				for _, wt := range info.Worktrees {
+					fmt.Fprintf(w, "worktree:  %s\n", wt)
+				}
+			}
+			fmt.Fprintln(w, "branches:")
+			return printBranches(a, info.Branches)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }

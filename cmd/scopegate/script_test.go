@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "update the testscript files' golden output")
+
+// scopegateBin is the scopegate binary built once for process-level tests.
+var scopegateBin string
+
+// buildFirst builds the binary before the tests run.
+type buildFirst struct{ m *testing.M }
+
+func (b buildFirst) Run() int {
+	dir, err := os.MkdirTemp("", "scopegate-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	scopegateBin = filepath.Join(dir, "scopegate")
+	out, err := exec.Command("go", "build", "-o", scopegateBin, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build scopegate: %v\n%s", err, out)
+		return 1
+	}
+	return b.m.Run()
+}
+
+func TestMain(m *testing.M) {
+	testscript.Main(buildFirst{m}, map[string]func(){
+		"scopegate": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:           "testdata/script",
+		UpdateScripts: *update,
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, "home")
+			env.Setenv("HOME", home)
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			env.Setenv("SCOPEGATE_SESSIONS_DIR", filepath.Join(env.WorkDir, "sessions"))
+			env.Setenv("SCOPEGATE_CONFIG_DIR", filepath.Join(env.WorkDir, "config"))
+			env.Setenv("SCOPEGATE_ROAM_DIR", filepath.Join(env.WorkDir, "roam"))
+			return os.MkdirAll(home, 0o700)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"perm":     cmdPerm,
+			"readlink": cmdReadlink,
+			"jsonvar":  cmdJSONVar,
+		},
+	})
+}
+
+// perm MODE PATH... asserts the permission bits of each path.
+func cmdPerm(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: perm MODE PATH...")
+	}
+	want, err := strconv.ParseUint(args[0], 8, 32)
+	if err != nil {
+		ts.Fatalf("perm: %v", err)
+	}
+	for _, p := range args[1:] {
+		fi, err := os.Stat(ts.MkAbs(p))
+		ts.Check(err)
+		if got := uint64(fi.Mode().Perm()); (got == want) == neg {
+			ts.Fatalf("%s has mode %#o, want %#o", p, got, want)
+		}
+	}
+}
+
+// readlink LINK TARGET asserts where a symlink points.
+func cmdReadlink(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: readlink LINK TARGET")
+	}
+	got, err := os.Readlink(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if (got == args[1]) == neg {
+		ts.Fatalf("%s -> %s, want %s", args[0], got, args[1])
+	}
+}
+
+// jsonvar VAR KEY sets $VAR to the string field KEY of the last stdout.
+func cmdJSONVar(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: jsonvar VAR KEY")
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(ts.ReadFile("stdout")), &m); err != nil {
+		ts.Fatalf("stdout is not a JSON object: %v", err)
+	}
+	s, ok := m[args[1]].(string)
+	if !ok {
+		ts.Fatalf("stdout has no string field %q", args[1])
+	}
+	ts.Setenv(args[0], s)
+}

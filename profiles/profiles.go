@@ -1,0 +1,172 @@
+// Package profiles holds named scope profiles and presets: the built-in ones
+// embedded in the binary and the user's in the config dir, which override
+// them by name. It turns a preset, a profile or a list of worktrees into the
+// scope a new session starts with, resolving ${project_root} on the way.
+package profiles
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/scopegate/scopegate/policy"
+)
+
+//go:embed builtin/*.yml
+var builtinFS embed.FS
+
+// ErrNotFound is returned for a profile that neither the config dir nor the
+// built-ins define.
+var ErrNotFound = errors.New("not found")
+
+// ErrInvalidName is returned for a profile name that cannot be a file name.
+var ErrInvalidName = errors.New("invalid profile name")
+
+// SourceBuiltin is the Source of a profile embedded in the binary.
+const SourceBuiltin = "built-in"
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// Loader finds profiles and presets. Its zero value knows only the built-ins.
+type Loader struct {
+	// ConfigDir is the scopegate config dir: profiles live in
+	// ConfigDir/scope-profiles/<name>.yml, presets in ConfigDir/presets.yml.
+	ConfigDir string
+}
+
+// Info describes one available profile.
+type Info struct {
+	Name string `json:"name"`
+	// Source is SourceBuiltin or the path of the user's file.
+	Source string `json:"source"`
+	// Overrides is true when a user file hides a built-in of the same name.
+	Overrides bool `json:"overrides_builtin,omitempty"`
+}
+
+// ValidName reports whether name can name a profile or preset.
+func ValidName(name string) bool {
+	return nameRE.MatchString(name) && !strings.Contains(name, "..")
+}
+
+func (l Loader) userDir() string {
+	if l.ConfigDir == "" {
+		return ""
+	}
+	return filepath.Join(l.ConfigDir, "scope-profiles")
+}
+
+// Raw returns a profile's text and where it came from: the user's file when
+// there is one, else the built-in.
+func (l Loader) Raw(name string) (data []byte, source string, err error) {
+	if !ValidName(name) {
+		return nil, "", fmt.Errorf("profile %q: %w", name, ErrInvalidName)
+	}
+	if dir := l.userDir(); dir != "" {
+		p := filepath.Join(dir, name+".yml")
+		data, err := os.ReadFile(p)
+		if err == nil {
+			return data, p, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("read profile %q: %w", name, err)
+		}
+	}
+	if name == "presets" {
+		return nil, "", fmt.Errorf("profile %q: %w", name, ErrNotFound)
+	}
+	data, err = builtinFS.ReadFile("builtin/" + name + ".yml")
+	if err != nil {
+		return nil, "", fmt.Errorf("profile %q: %w", name, ErrNotFound)
+	}
+	return data, SourceBuiltin, nil
+}
+
+// Load returns a profile parsed strictly (the scope.yml format).
+func (l Loader) Load(name string) (policy.Document, error) {
+	data, source, err := l.Raw(name)
+	if err != nil {
+		return policy.Document{}, err
+	}
+	doc, err := policy.ParseDocument(data)
+	if err != nil {
+		return policy.Document{}, fmt.Errorf("profile %q (%s): %w", name, source, err)
+	}
+	return doc, nil
+}
+
+// List returns every available profile, sorted by name.
+func (l Loader) List() ([]Info, error) {
+	byName := map[string]Info{}
+	builtins, err := fs.Glob(builtinFS, "builtin/*.yml")
+	if err != nil {
+		return nil, fmt.Errorf("list built-in profiles: %w", err)
+	}
+	for _, p := range builtins {
+		name := strings.TrimSuffix(filepath.Base(p), ".yml")
+		if name == "presets" {
+			continue
+		}
+		byName[name] = Info{Name: name, Source: SourceBuiltin}
+	}
+	if dir := l.userDir(); dir != "" {
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("list profiles: %w", err)
+		}
+		for _, e := range entries {
+			name, ok := strings.CutSuffix(e.Name(), ".yml")
+			if !ok || e.IsDir() || !ValidName(name) {
+				continue
+			}
+			_, over := byName[name]
+			byName[name] = Info{Name: name, Source: filepath.Join(dir, e.Name()), Overrides: over}
+		}
+	}
+	out := make([]Info, 0, len(byName))
+	for _, in := range byName {
+		out = append(out, in)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// StandardDeny is the deny list every worktree scope carries.
+func StandardDeny() []string {
+	return []string{"**/.git/**", "**/runtime/**", "**/.env", "**/node_modules/**", "**/.ssh/**"}
+}
+
+// WorktreeScope is the scope of a session given explicit worktree
+// directories: read and write below each, plus [StandardDeny]. The
+// directories are taken literally: glob syntax in them is escaped.
+func WorktreeScope(dirs []string) policy.Document {
+	var doc policy.Document
+	for _, d := range dirs {
+		pat := strings.TrimSuffix(EscapeGlob(filepath.Clean(d)), "/") + "/**"
+		doc.Paths.Read = append(doc.Paths.Read, pat)
+		doc.Paths.Write = append(doc.Paths.Write, pat)
+	}
+	doc.Paths.Deny = StandardDeny()
+	return doc
+}
+
+// EscapeGlob makes a literal path safe to use inside a doublestar pattern.
+func EscapeGlob(s string) string {
+	const meta = `*?[]{}\`
+	if !strings.ContainsAny(s, meta) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(meta, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,200 @@
+package profiles
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/scopegate/scopegate/policy"
+)
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBuiltinsParseAndCompile(t *testing.T) {
+	var l Loader
+	infos, err := l.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, in := range infos {
+		names = append(names, in.Name)
+	}
+	if want := []string{"coding", "research", "restricted"}; !slices.Equal(names, want) {
+		t.Fatalf("built-ins = %v, want %v", names, want)
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			doc, err := l.Load(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, _ = ExpandProjectRoot(doc, "/home/u/proj")
+			if _, err := policy.Compile(doc, policy.Env{}); err != nil {
+				t.Fatalf("compile %s: %v", name, err)
+			}
+			if len(doc.Paths.Deny) == 0 {
+				t.Errorf("%s has no deny list", name)
+			}
+		})
+	}
+	restricted, _ := l.Load("restricted")
+	if len(restricted.Shell.Allow) != 0 || len(restricted.Paths.Write) != 0 {
+		t.Errorf("restricted allows shell or writes: %+v", restricted)
+	}
+	research, _ := l.Load("research")
+	if len(research.Paths.Write) != 0 {
+		t.Errorf("research allows writes: %+v", research.Paths.Write)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	cfg := t.TempDir()
+	writeFile(t, filepath.Join(cfg, "scope-profiles", "coding.yml"), "paths:\n  read: [\"/user/**\"]\n")
+	writeFile(t, filepath.Join(cfg, "scope-profiles", "mine.yml"), "paths:\n  write: [\"${project_root}/out/**\"]\n")
+	writeFile(t, filepath.Join(cfg, "scope-profiles", "broken.yml"), "paths:\n  nope: 1\n")
+	writeFile(t, filepath.Join(cfg, "presets.yml"), `
+inline:
+  paths:
+    read: ["/inline/**"]
+both:
+  scope_profile: mine
+  paths:
+    read: ["/ignored/**"]
+ghost:
+  scope_profile: missing
+`)
+	l := Loader{ConfigDir: cfg}
+	tests := []struct {
+		name      string
+		req       Request
+		read      []string
+		write     []string
+		source    string
+		warnings  int
+		warnMatch string
+	}{
+		{name: "user profile overrides built-in", req: Request{Preset: "executor"}, read: []string{"/user/**"}, source: "profile coding"},
+		{name: "explicit profile beats preset", req: Request{Preset: "executor", Profile: "research"}, read: []string{"/**"}, source: "profile research"},
+		{name: "worktrees beat profile", req: Request{Profile: "coding", Worktrees: []string{"/w/a[1]", "/w/b/"}},
+			read: []string{`/w/a\[1\]/**`, "/w/b/**"}, write: []string{`/w/a\[1\]/**`, "/w/b/**"}, source: "worktrees"},
+		{name: "inline preset scope", req: Request{Preset: "inline"}, read: []string{"/inline/**"}, source: "preset inline"},
+		{name: "profile wins over inline", req: Request{Preset: "both", ProjectRoot: "/p"}, write: []string{"/p/out/**"}, source: "profile mine"},
+		{name: "project root dropped", req: Request{Profile: "mine"}, source: "profile mine", warnings: 1, warnMatch: "no project root"},
+		{name: "missing profile", req: Request{Profile: "nope"}, source: "empty", warnings: 1, warnMatch: `"nope"`},
+		{name: "preset naming missing profile", req: Request{Preset: "ghost"}, source: "empty", warnings: 1, warnMatch: `"missing"`},
+		{name: "invalid profile", req: Request{Profile: "broken"}, source: "empty", warnings: 1, warnMatch: "invalid scope"},
+		{name: "unknown preset", req: Request{Preset: "who"}, source: "empty", warnings: 1, warnMatch: `"who"`},
+		{name: "bad profile name", req: Request{Profile: "../x"}, source: "empty", warnings: 1, warnMatch: "invalid profile name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := l.Resolve(tt.req)
+			if res.Source != tt.source {
+				t.Errorf("source = %q, want %q", res.Source, tt.source)
+			}
+			if !slices.Equal(res.Scope.Paths.Read, tt.read) {
+				t.Errorf("read = %q, want %q", res.Scope.Paths.Read, tt.read)
+			}
+			if !slices.Equal(res.Scope.Paths.Write, tt.write) {
+				t.Errorf("write = %q, want %q", res.Scope.Paths.Write, tt.write)
+			}
+			if len(res.Warnings) != tt.warnings {
+				t.Fatalf("warnings = %q, want %d", res.Warnings, tt.warnings)
+			}
+			if tt.warnMatch != "" && !strings.Contains(res.Warnings[0], tt.warnMatch) {
+				t.Errorf("warning %q does not mention %q", res.Warnings[0], tt.warnMatch)
+			}
+		})
+	}
+}
+
+func TestFindProjectRoot(t *testing.T) {
+	base := t.TempDir()
+	writeFile(t, filepath.Join(base, "proj", "go.mod"), "module x\n")
+	deep := filepath.Join(base, "proj", "a", "b")
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		start string
+		want  string
+		ok    bool
+	}{
+		{name: "from deep inside", start: deep, want: filepath.Join(base, "proj"), ok: true},
+		{name: "at the root itself", start: filepath.Join(base, "proj"), want: filepath.Join(base, "proj"), ok: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := FindProjectRoot(tt.start)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("FindProjectRoot(%q) = %q, %v; want %q, %v", tt.start, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestParsePresetsErrors(t *testing.T) {
+	tests := []struct{ name, in string }{
+		{name: "unknown key", in: "x:\n  scope_profle: coding\n"},
+		{name: "duplicate preset", in: "x:\n  scope_profile: a\nx:\n  scope_profile: b\n"},
+		{name: "bad profile name", in: "x:\n  scope_profile: ../etc\n"},
+		{name: "bad preset name", in: "\"a/b\":\n  scope_profile: coding\n"},
+		{name: "not a mapping", in: "- a\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := ParsePresets([]byte(tt.in)); err == nil {
+				t.Errorf("ParsePresets(%q) succeeded", tt.in)
+			}
+		})
+	}
+}
+
+func FuzzParsePresets(f *testing.F) {
+	for _, s := range []string{"", "executor:\n  scope_profile: coding\n", "x:\n  paths:\n    read: [\"/a/**\"]\n", "x: 1\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		presets, err := ParsePresets([]byte(in))
+		if err != nil {
+			return
+		}
+		for name, p := range presets {
+			if !ValidName(name) {
+				t.Errorf("accepted invalid preset name %q", name)
+			}
+			if p.ScopeProfile != "" && !ValidName(p.ScopeProfile) {
+				t.Errorf("accepted invalid profile name %q", p.ScopeProfile)
+			}
+		}
+	})
+}
+
+func FuzzExpandProjectRoot(f *testing.F) {
+	f.Add("${project_root}/**", "/home/u/p[1]")
+	f.Add("/etc/**", "")
+	f.Fuzz(func(t *testing.T, pat, root string) {
+		doc := policy.Document{Paths: policy.PathRules{Read: []string{pat}}}
+		got, dropped := ExpandProjectRoot(doc, root)
+		if len(got.Paths.Read)+len(dropped) != 1 {
+			t.Fatalf("lost a pattern: %q, dropped %q", got.Paths.Read, dropped)
+		}
+		for _, p := range got.Paths.Read {
+			if strings.Contains(p, ProjectRootVar) && !strings.Contains(root, ProjectRootVar) {
+				t.Errorf("unexpanded %q", p)
+			}
+		}
+	})
+}

@@ -1,0 +1,246 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/scopegate/scopegate/policy"
+)
+
+// Expansion is what a user adds to a branch's scope. Every list is
+// optional; entries already present are left alone.
+type Expansion struct {
+	Read, Write, Deny                         []string
+	AllowCommands, DenyCommands               []string
+	RoamSubdirectories, RoamTags, RoamNodeIDs []string
+}
+
+// target is one list of scope.yml an expansion can add to.
+type target struct {
+	section, key string
+	values       []string
+}
+
+func (e Expansion) targets() []target {
+	return []target{
+		{"paths", "read", e.Read},
+		{"paths", "write", e.Write},
+		{"paths", "deny", e.Deny},
+		{"shell_commands", "allow", e.AllowCommands},
+		{"shell_commands", "deny", e.DenyCommands},
+		{"org_roam_patterns", "subdirectory", e.RoamSubdirectories},
+		{"org_roam_patterns", "tags", e.RoamTags},
+		{"org_roam_patterns", "node_ids", e.RoamNodeIDs},
+	}
+}
+
+// Empty reports whether the expansion adds nothing.
+func (e Expansion) Empty() bool {
+	for _, t := range e.targets() {
+		if len(t.values) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Expanded is the outcome of [ExpandScope].
+type Expanded struct {
+	// Scope is the resulting scope; Data the resulting scope.yml.
+	Scope policy.Document
+	Data  []byte
+	// Added counts the new entries per list, keyed "paths.read" etc.;
+	// empty when nothing changed (and the file was not rewritten).
+	Added map[string]int
+}
+
+// ExpandScope adds the expansion to the branch's scope.yml under the
+// branch's lock, editing the YAML tree so that comments, order and every
+// other valid entry stay. It is idempotent. The result must parse and
+// compile, or nothing is written and the error wraps ErrInvalidExpansion;
+// an already invalid scope.yml is refused the same way (fix it by hand).
+// A missing scope.yml is created.
+func ExpandScope(ctx context.Context, branchDir string, add Expansion) (Expanded, error) {
+	for _, t := range add.targets() {
+		for _, v := range t.values {
+			if err := checkValue(v); err != nil {
+				return Expanded{}, fmt.Errorf("%w: %s.%s %q: %v", ErrInvalidExpansion, t.section, t.key, v, err)
+			}
+		}
+	}
+	if fi, err := os.Stat(branchDir); err != nil || !fi.IsDir() {
+		return Expanded{}, fmt.Errorf("expand scope: branch directory %s %w", branchDir, ErrNotFound)
+	}
+	unlock, err := lockBranch(branchDir)
+	if err != nil {
+		return Expanded{}, err
+	}
+	defer unlock()
+	if err := ctx.Err(); err != nil {
+		return Expanded{}, fmt.Errorf("expand scope: %w", err)
+	}
+	path := filepath.Join(branchDir, ScopeFile)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Expanded{}, fmt.Errorf("expand scope: %w", err)
+	}
+	if _, err := policy.ParseDocument(data); err != nil {
+		return Expanded{}, fmt.Errorf("%w: %s is invalid, fix it first: %v", ErrInvalidExpansion, path, err)
+	}
+	out, added, err := expandYAML(data, add)
+	if err != nil {
+		return Expanded{}, fmt.Errorf("%w: %s: %v", ErrInvalidExpansion, path, err)
+	}
+	if len(added) == 0 {
+		out = data
+	}
+	doc, err := policy.ParseDocument(out)
+	if err != nil {
+		return Expanded{}, fmt.Errorf("%w: %v", ErrInvalidExpansion, err)
+	}
+	// Home is only needed to accept ~/ patterns here; the gateway compiles
+	// the scope with the real one.
+	if _, err := policy.Compile(doc, policy.Env{Home: "/"}); err != nil {
+		return Expanded{}, fmt.Errorf("%w: %v", ErrInvalidExpansion, err)
+	}
+	if len(added) > 0 {
+		if err := writeFileAtomic(path, out); err != nil {
+			return Expanded{}, fmt.Errorf("expand scope: %w", err)
+		}
+	}
+	return Expanded{Scope: doc, Data: out, Added: added}, nil
+}
+
+func checkValue(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("empty")
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("control character %U", r)
+		}
+	}
+	return nil
+}
+
+// expandYAML appends the expansion's missing entries to the YAML tree of
+// data and re-encodes it.
+func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, nil, err
+	}
+	var prefix []byte
+	if doc.Kind == 0 {
+		// Empty or only comments: the parser keeps no node to hang the
+		// comments on, so keep the text itself in front.
+		doc = yaml.Node{Kind: yaml.DocumentNode}
+		if t := bytes.TrimSpace(data); len(t) > 0 {
+			prefix = append(t, '\n')
+		}
+	}
+	if len(doc.Content) == 0 {
+		doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.MappingNode})
+	}
+	root := doc.Content[0]
+	if isNull(root) {
+		*root = yaml.Node{Kind: yaml.MappingNode, HeadComment: root.HeadComment, LineComment: root.LineComment, FootComment: root.FootComment}
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, nil, fmt.Errorf("the document is not a mapping")
+	}
+	if root.Style&yaml.FlowStyle != 0 && len(root.Content) == 0 {
+		root.Style = 0 // "{}" grows into block style
+	}
+	added := map[string]int{}
+	for _, t := range add.targets() {
+		if len(t.values) == 0 {
+			continue
+		}
+		sec, err := child(root, t.section, yaml.MappingNode)
+		if err != nil {
+			return nil, nil, err
+		}
+		seq, err := child(sec, t.key, yaml.SequenceNode)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", t.section, err)
+		}
+		for _, v := range t.values {
+			if hasScalar(seq, v) {
+				continue
+			}
+			n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+			if seq.Style&yaml.FlowStyle != 0 {
+				n.Style = yaml.DoubleQuotedStyle
+			}
+			seq.Content = append(seq.Content, n)
+			added[t.section+"."+t.key]++
+		}
+	}
+	if len(added) == 0 {
+		return data, added, nil
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, nil, err
+	}
+	return append(prefix, buf.Bytes()...), added, nil
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// child returns the value of key in mapping m, creating it (of kind) when
+// missing or null.
+func child(m *yaml.Node, key string, kind yaml.Kind) (*yaml.Node, error) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != key {
+			continue
+		}
+		v := m.Content[i+1]
+		if isNull(v) {
+			*v = yaml.Node{Kind: kind, LineComment: v.LineComment, HeadComment: v.HeadComment, FootComment: v.FootComment}
+		}
+		if v.Kind != kind {
+			return nil, fmt.Errorf("%s is not a %s", key, kindName(kind))
+		}
+		if v.Style&yaml.FlowStyle != 0 && len(v.Content) == 0 && kind == yaml.MappingNode {
+			v.Style = 0
+		}
+		return v, nil
+	}
+	v := &yaml.Node{Kind: kind}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+	return v, nil
+}
+
+func kindName(k yaml.Kind) string {
+	if k == yaml.MappingNode {
+		return "mapping"
+	}
+	return "list"
+}
+
+func hasScalar(seq *yaml.Node, v string) bool {
+	for _, n := range seq.Content {
+		if n.Kind == yaml.ScalarNode && n.Value == v {
+			return true
+		}
+	}
+	return false
+}

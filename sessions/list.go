@@ -1,0 +1,128 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Summary is one line of a session listing.
+type Summary struct {
+	SessionID     string    `json:"session_id"`
+	SessionDir    string    `json:"session_dir"`
+	CurrentBranch string    `json:"current_branch,omitempty"`
+	Preset        string    `json:"preset,omitempty"`
+	Created       time.Time `json:"created,omitzero"`
+	Updated       time.Time `json:"updated,omitzero"`
+	// Error says why the session's metadata could not be read.
+	Error string `json:"error,omitempty"`
+}
+
+// List returns every session under the root, sorted by id: one directory
+// read, then per session its current link and metadata.yml. Hidden and
+// invalid names (temporary directories of creators) are skipped. Warnings
+// of legacy fallbacks are not repeated here.
+func (s *Store) List(ctx context.Context) ([]Summary, error) {
+	entries, err := os.ReadDir(s.Root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	quiet := &Store{Root: s.Root, Now: s.Now}
+	out := make([]Summary, 0, len(entries))
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		id := e.Name()
+		if !e.IsDir() || ValidateID(id) != nil {
+			continue
+		}
+		sum := Summary{SessionID: id, SessionDir: s.SessionDir(id)}
+		branch, err := quiet.Current(id)
+		if err != nil {
+			sum.Error = err.Error()
+			out = append(out, sum)
+			continue
+		}
+		sum.CurrentBranch = branch
+		md, err := ReadMetadata(filepath.Join(sum.SessionDir, branchesDir, branch), nil)
+		if err != nil {
+			sum.Error = err.Error()
+		}
+		sum.Preset, sum.Created, sum.Updated = md.Preset, md.Created, md.Updated
+		out = append(out, sum)
+	}
+	return out, nil
+}
+
+// BranchInfo describes one branch of a session.
+type BranchInfo struct {
+	Name    string `json:"name"`
+	Dir     string `json:"dir"`
+	Current bool   `json:"current"`
+	BranchMetadata
+	// Error says why branch-metadata.yml could not be read.
+	Error string `json:"error,omitempty"`
+}
+
+// Branches lists a session's branches, sorted by name.
+func (s *Store) Branches(id string) ([]BranchInfo, error) {
+	current, err := s.Current(id)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(s.SessionDir(id), branchesDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list branches of %q: %w", id, err)
+	}
+	var out []BranchInfo
+	for _, e := range entries {
+		if !e.IsDir() || ValidateBranch(e.Name()) != nil {
+			continue
+		}
+		bi := BranchInfo{Name: e.Name(), Dir: filepath.Join(dir, e.Name()), Current: e.Name() == current}
+		bm, err := ReadBranchMetadata(bi.Dir)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			bi.Error = err.Error()
+		}
+		bi.BranchMetadata = bm
+		out = append(out, bi)
+	}
+	return out, nil
+}
+
+// Info is the detail of one session.
+type Info struct {
+	Metadata
+	SessionDir    string       `json:"session_dir"`
+	CurrentBranch string       `json:"current_branch"`
+	Branches      []BranchInfo `json:"branches"`
+	// MetadataError says why metadata could not be read.
+	MetadataError string `json:"metadata_error,omitempty"`
+}
+
+// Show returns a session's metadata (from its current branch), its current
+// branch and all its branches.
+func (s *Store) Show(id string) (Info, error) {
+	b, err := s.Open(id, "")
+	if err != nil {
+		return Info{}, err
+	}
+	info := Info{Metadata: b.Metadata, SessionDir: s.SessionDir(id), CurrentBranch: b.Name}
+	info.SessionID = id
+	if b.MetadataErr != nil {
+		info.MetadataError = b.MetadataErr.Error()
+	}
+	if info.Branches, err = s.Branches(id); err != nil {
+		return Info{}, err
+	}
+	return info, nil
+}
