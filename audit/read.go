@@ -78,6 +78,14 @@ func scanEntries(r io.Reader, fn func(*orgEntry), warn func(error)) error {
 		lineNo++
 		complete := strings.HasSuffix(line, "\n")
 		line = strings.TrimSuffix(line, "\n")
+		if !complete && line == "*" {
+			// The first byte of a torn headline (or of a section heading of
+			// cur; a lone star cannot tell): warn, and leave cur alone.
+			if warn != nil {
+				warn(fmt.Errorf("line %d: %w: torn headline %q", lineNo, ErrMalformed, line))
+			}
+			break
+		}
 		if strings.HasPrefix(line, "* ") {
 			if cur != nil {
 				fn(p.finish())
