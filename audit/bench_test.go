@@ -1,0 +1,60 @@
+package audit
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func benchEntry() Entry {
+	return Entry{
+		CallID: "01JD0000000000000000000000", Time: testTime, Tool: "shell", Decision: DecisionAllowed,
+		Reason: "allowed", Cwd: "/home/u/proj", Args: json.RawMessage(`{"command":"go test ./..."}`),
+		Stdout: strings.Repeat("ok  \tgithub.com/x/y\t0.123s\n", 40), ExitCode: ptr(0), DurationMS: ptr(int64(1234)),
+		Confinement: "landlock",
+	}
+}
+
+func BenchmarkRender(b *testing.B) {
+	e := benchEntry()
+	b.ReportAllocs()
+	for b.Loop() {
+		render(&e, 0)
+	}
+}
+
+func BenchmarkAppend(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		noSync bool
+	}{{"nosync", true}, {"fsync", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			log := &Log{Path: filepath.Join(b.TempDir(), "tools.org"), NoSync: bc.noSync}
+			e := benchEntry()
+			ctx := b.Context()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := log.Append(ctx, e); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkReadFile(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "tools.org")
+	log := &Log{Path: path, NoSync: true}
+	for range 1000 {
+		if err := log.Append(b.Context(), benchEntry()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if es, err := ReadFile(path, Filter{}); err != nil || len(es) != 1000 {
+			b.Fatal(len(es), err)
+		}
+	}
+}

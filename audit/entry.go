@@ -1,0 +1,98 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// The decisions an entry records (its :DECISION: property).
+const (
+	DecisionAllowed     = "allowed"
+	DecisionDenied      = "denied"
+	DecisionInterrupted = "interrupted"
+)
+
+// ModeCheck marks an entry written for a decision only (scopegate check, an
+// agent hook): it has no Result.
+const ModeCheck = "check"
+
+// DefaultMaxOutput is the cap on each of stdout and stderr kept in an entry
+// when [Log.MaxOutput] is zero.
+const DefaultMaxOutput = 64 << 10
+
+// Errors callers branch on.
+var (
+	// ErrShortWrite reports that the kernel accepted only part of an entry.
+	ErrShortWrite = errors.New("short write")
+	// ErrMalformed reports a tools.org entry the reader could not parse.
+	ErrMalformed = errors.New("malformed entry")
+)
+
+// Entry is one audited decision: a level-1 heading of tools.org.
+//
+// Time is when the call was decided; it is kept to the millisecond. A
+// call that was allowed but failed to run has Decision "allowed" and a
+// non-empty Error; its headline keyword is ERROR.
+type Entry struct {
+	CallID   string          `json:"call_id"`
+	Time     time.Time       `json:"time"`
+	Tool     string          `json:"tool"`
+	Decision string          `json:"decision"`
+	Reason   string          `json:"reason,omitempty"`
+	Rule     string          `json:"rule,omitempty"`
+	Resource string          `json:"resource,omitempty"`
+	Message  string          `json:"message,omitempty"`
+	Cwd      string          `json:"cwd,omitempty"`
+	Mode     string          `json:"mode,omitempty"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	// Summary is the headline text after "TOOL: ". Empty means derived from
+	// Args (command, path, pattern, node id, title). Read back, it is the
+	// headline as written: one line, possibly cut with "…".
+	Summary        string `json:"summary,omitempty"`
+	ExitCode       *int   `json:"exit_code,omitempty"`
+	DurationMS     *int64 `json:"duration_ms,omitempty"`
+	Stdout         string `json:"stdout,omitempty"`
+	Stderr         string `json:"stderr,omitempty"`
+	TruncatedBytes int64  `json:"truncated_bytes,omitempty"`
+	Confinement    string `json:"confinement,omitempty"`
+	Error          string `json:"error,omitempty"`
+}
+
+// Keyword is the entry's headline keyword: ALLOWED, DENIED, INTERRUPTED, or
+// ERROR for an allowed call that failed to run.
+func (e *Entry) Keyword() string {
+	switch {
+	case e.Decision == DecisionInterrupted:
+		return "INTERRUPTED"
+	case e.Decision == DecisionAllowed && e.Error != "":
+		return "ERROR"
+	case e.Decision == DecisionAllowed:
+		return "ALLOWED"
+	case e.Decision == DecisionDenied:
+		return "DENIED"
+	default:
+		return "UNKNOWN"
+	}
+}
+
+// Filter selects entries when reading. The zero Filter selects all.
+type Filter struct {
+	// Decision keeps only entries with this :DECISION: ("" keeps all).
+	Decision string
+	// Since keeps only entries whose Time is not before it (zero keeps all).
+	Since time.Time
+	// Warn is told about each entry skipped because it could not be parsed
+	// (a torn last entry after a crash, a hand-written heading); nil ignores.
+	Warn func(error)
+}
+
+func (f *Filter) match(e *Entry) bool {
+	if f.Decision != "" && e.Decision != f.Decision {
+		return false
+	}
+	if !f.Since.IsZero() && e.Time.Before(f.Since) {
+		return false
+	}
+	return true
+}

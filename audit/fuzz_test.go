@@ -1,0 +1,95 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzRoundTrip writes an entry made of arbitrary text, reads it back and
+// checks every field; and checks that no text of the call produced a line
+// Org would take for a heading.
+func FuzzRoundTrip(f *testing.F) {
+	for _, h := range hostile {
+		h = h[:min(len(h), 2048)] // long enough to cross the cap, short enough to mutate
+		f.Add(h, h, "/p", []byte(`{"command":"x"}`), int64(0), uint8(0))
+	}
+	f.Add("ls", "ok\n", "", []byte(`{"path":"/a"}`), int64(1), uint8(1))
+	f.Add("", "", "", []byte("not json\n* x"), int64(-5), uint8(2))
+	f.Fuzz(func(t *testing.T, command, output, cwd string, args []byte, ms int64, kind uint8) {
+		decision := []string{DecisionAllowed, DecisionDenied, DecisionInterrupted}[int(kind)%3]
+		e := Entry{
+			CallID: "FUZZ", Time: time.UnixMilli(ms % (1 << 44)).UTC(), Tool: "shell",
+			Decision: decision, Reason: command, Rule: output, Cwd: cwd, Summary: command,
+			Args: args, Stdout: output, Stderr: command, Message: output,
+		}
+		if kind&4 != 0 {
+			e.Mode = ModeCheck
+		}
+		if kind&8 != 0 {
+			e.Error = command
+			e.Decision = DecisionAllowed
+		}
+		if decision == DecisionAllowed {
+			e.ExitCode = ptr(int(ms % 256))
+			e.DurationMS = ptr(ms)
+		}
+		const max = 1 << 10
+		text := render(&e, max)
+		for _, line := range bytes.Split(text, []byte("\n"))[1:] {
+			if bytes.HasPrefix(line, []byte("*")) && !isSectionHeading(line) {
+				t.Fatalf("call text made a heading line %q", line)
+			}
+		}
+		checkDrawer(t, text)
+		got, err := Parse(bytes.NewReader(text), Filter{Warn: func(err error) { t.Errorf("warning: %v", err) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 {
+			t.Fatalf("read %d entries from\n%s", len(got), text)
+		}
+		w := want(e, max)
+		// Reason and the other properties must survive exactly.
+		if !reflect.DeepEqual(got[0], w) {
+			t.Fatalf("round trip:\n got %#v\nwant %#v", got[0], w)
+		}
+		if len(args) > 0 && json.Valid(args) && strings.Contains(string(got[0].Args), "\n") {
+			t.Fatalf("valid JSON arguments not on one line: %q", got[0].Args)
+		}
+	})
+}
+
+func isSectionHeading(line []byte) bool {
+	switch string(line) {
+	case "** Arguments", "** Result", "** Stderr":
+		return true
+	}
+	return false
+}
+
+// checkDrawer fails unless the property drawer holds only known keys up to
+// its :END:, so no value can end it early or add a property.
+func checkDrawer(t *testing.T, text []byte) {
+	t.Helper()
+	lines := strings.Split(string(text), "\n")
+	if lines[1] != ":PROPERTIES:" {
+		t.Fatalf("no drawer in\n%s", text)
+	}
+	known := "CALL_ID TIMESTAMP TIME TOOL MODE DECISION REASON RULE RESOURCE MESSAGE CWD CONFINEMENT EXIT_CODE DURATION_MS TRUNCATED ERROR"
+	seen := map[string]bool{}
+	for _, line := range lines[2:] {
+		if line == ":END:" {
+			return
+		}
+		key, _, _ := strings.Cut(strings.TrimPrefix(line, ":"), ":")
+		if !strings.Contains(" "+known+" ", " "+key+" ") || seen[key] {
+			t.Fatalf("unexpected drawer line %q", line)
+		}
+		seen[key] = true
+	}
+	t.Fatalf("drawer not closed in\n%s", text)
+}

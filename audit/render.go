@@ -1,0 +1,189 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// maxSummary is the longest headline summary, in runes, before it is cut.
+const maxSummary = 160
+
+// timeLayout is the layout of the :TIME: property.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// render returns the Org text of e: one level-1 heading with its property
+// drawer and sections, ending in a newline.
+func render(e *Entry, maxOutput int) []byte {
+	if maxOutput <= 0 {
+		maxOutput = DefaultMaxOutput
+	}
+	var b strings.Builder
+	b.Grow(512 + min(len(e.Stdout), maxOutput) + min(len(e.Stderr), maxOutput) + len(e.Args))
+
+	b.WriteString("* ")
+	b.WriteString(e.Keyword())
+	b.WriteByte(' ')
+	tool := escapeLine(e.Tool, 64)
+	if tool == "" {
+		tool = "-"
+	}
+	b.WriteString(tool)
+	if s := headlineSummary(e); s != "" {
+		b.WriteString(": ")
+		b.WriteString(s)
+	}
+	b.WriteString("\n:PROPERTIES:\n")
+
+	stdout, stdoutCut := cut(e.Stdout, maxOutput)
+	stderr, stderrCut := cut(e.Stderr, maxOutput)
+	truncated := e.TruncatedBytes
+	if (stdoutCut || stderrCut) && truncated < int64(len(e.Stdout)+len(e.Stderr)) {
+		truncated = int64(len(e.Stdout) + len(e.Stderr))
+	}
+
+	prop(&b, "CALL_ID", e.CallID)
+	if !e.Time.IsZero() {
+		writeProp(&b, "TIMESTAMP", orgTimestamp(e.Time))
+		writeProp(&b, "TIME", e.Time.UTC().Format(timeLayout))
+	}
+	prop(&b, "TOOL", e.Tool)
+	prop(&b, "MODE", e.Mode)
+	prop(&b, "DECISION", e.Decision)
+	prop(&b, "REASON", e.Reason)
+	prop(&b, "RULE", e.Rule)
+	prop(&b, "RESOURCE", e.Resource)
+	prop(&b, "MESSAGE", e.Message)
+	prop(&b, "CWD", e.Cwd)
+	prop(&b, "CONFINEMENT", e.Confinement)
+	if e.ExitCode != nil {
+		writeProp(&b, "EXIT_CODE", strconv.Itoa(*e.ExitCode))
+	}
+	if e.DurationMS != nil {
+		writeProp(&b, "DURATION_MS", strconv.FormatInt(*e.DurationMS, 10))
+	}
+	if truncated > 0 {
+		writeProp(&b, "TRUNCATED", strconv.FormatInt(truncated, 10))
+	}
+	prop(&b, "ERROR", e.Error)
+	b.WriteString(":END:\n")
+
+	if len(e.Args) > 0 {
+		b.WriteString("** Arguments\n#+begin_src json\n")
+		writeBlockBody(&b, sanitizeBlock(string(compactJSON(e.Args))))
+		b.WriteString("#+end_src\n")
+	}
+	if hasResult(e) {
+		b.WriteString("** Result\n#+begin_example\n")
+		writeBlockBody(&b, sanitizeBlock(stdout))
+		b.WriteString("#+end_example\n")
+		if stderr != "" {
+			b.WriteString("** Stderr\n#+begin_example\n")
+			writeBlockBody(&b, sanitizeBlock(stderr))
+			b.WriteString("#+end_example\n")
+		}
+	}
+	return []byte(b.String())
+}
+
+// hasResult reports whether e gets a Result section: an allowed call that
+// ran (not a check), or any call that left output.
+func hasResult(e *Entry) bool {
+	if e.Mode == ModeCheck {
+		return false
+	}
+	return (e.Decision == DecisionAllowed && e.Error == "") || e.Stdout != "" || e.Stderr != ""
+}
+
+// prop writes a property drawer line for a non-empty value.
+func prop(b *strings.Builder, key, value string) {
+	if value == "" {
+		return
+	}
+	writeProp(b, key, escapeLine(value, 0))
+}
+
+// writeProp writes ":KEY: value" with the value column aligned as in
+// CONTRACT.md §7.
+func writeProp(b *strings.Builder, key, value string) {
+	b.WriteByte(':')
+	b.WriteString(key)
+	b.WriteByte(':')
+	for n := len(key) + 2; n < 10; n++ {
+		b.WriteByte(' ')
+	}
+	b.WriteByte(' ')
+	b.WriteString(value)
+	b.WriteByte('\n')
+}
+
+// cut returns s cut to at most max bytes at a rune boundary.
+func cut(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	k := max
+	for k > 0 && k > max-utf8.UTFMax && !utf8.RuneStart(s[k]) {
+		k--
+	}
+	return s[:k], true
+}
+
+// compactJSON returns the arguments on one line when they are valid JSON, and
+// as given otherwise (the block escape keeps them harmless either way).
+func compactJSON(raw json.RawMessage) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// headlineSummary is the escaped one-line text after "TOOL: ".
+func headlineSummary(e *Entry) string {
+	s := e.Summary
+	if s == "" {
+		s = summarize(e.Args)
+	}
+	return escapeLine(s, maxSummary)
+}
+
+// summarize picks what a reader wants to see of a call: the shell command,
+// or the path, pattern or node the call is about.
+func summarize(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var args map[string]any
+	if json.Unmarshal(raw, &args) != nil {
+		return ""
+	}
+	str := func(k string) string {
+		s, _ := args[k].(string)
+		return s
+	}
+	if c := str("command"); c != "" {
+		return c
+	}
+	if p := str("pattern"); p != "" {
+		if d := str("path"); d != "" {
+			return p + " in " + d
+		}
+		return p
+	}
+	for _, k := range []string{"path", "node_id", "title"} {
+		if v := str(k); v != "" {
+			return v
+		}
+	}
+	if s, t := str("source_id"), str("target_id"); s != "" || t != "" {
+		return s + " -> " + t
+	}
+	return ""
+}
+
+// orgTimestamp is the inactive Org timestamp of t, for agenda views.
+func orgTimestamp(t time.Time) string { return t.Format("[2006-01-02 Mon 15:04]") }
