@@ -10,12 +10,29 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
 
+	"github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/policy"
 )
 
+// Observer counts decisions and calls; *metrics.Metrics is one. Label values
+// are bounded by the observer.
+type Observer interface {
+	ObserveDecision(tool string, allowed bool, reason string)
+	ObserveCallDuration(tool string, seconds float64)
+	ObserveDecisionDuration(seconds float64)
+	ScopeLoadError()
+	InflightInc()
+	InflightDec()
+	AuditWriteError()
+}
+
 // Options configure a Gateway. The zero value works: no protected roots, no
-// home directory.
+// home directory, nothing counted, shell calls refused where Landlock is
+// missing.
 type Options struct {
 	// SessionsDir and ConfigDir are never writable by a tool call.
 	SessionsDir string
@@ -26,11 +43,36 @@ type Options struct {
 	Home string
 	// LookupHome resolves ~user; nil uses the system's user database.
 	LookupHome func(name string) (string, bool)
+	// Observer counts decisions; nil counts nothing.
+	Observer Observer
+	// Confine says whether shell calls may run without Landlock.
+	Confine exec.ConfineMode
+	// HelperPath is the executable re-run as the Landlock helper (default:
+	// this executable).
+	HelperPath string
+	// MaxOutput caps each of stdout and stderr of a call (default 1 MiB).
+	MaxOutput int
+	// AuditMaxOutput caps the output kept in tools.org (default 64 KiB).
+	AuditMaxOutput int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Warn receives warnings (legacy sessions, recovered calls); nil drops them.
+	Warn func(string)
 }
 
-// Gateway decides and runs tool calls.
+// Gateway decides and runs tool calls. It is safe for concurrent use.
 type Gateway struct {
-	opts Options
+	opts  Options
+	mu    sync.Mutex
+	cache map[string]cachedScope
+}
+
+// cachedScope is a compiled scope and the file identity it was read from.
+type cachedScope struct {
+	ino, size uint64
+	mtime     time.Time
+	scope     *policy.Scope
+	err       error
 }
 
 // New returns a Gateway.
@@ -38,7 +80,16 @@ func New(opts Options) *Gateway {
 	if opts.LookupHome == nil {
 		opts.LookupHome = systemHome
 	}
-	return &Gateway{opts: opts}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Warn == nil {
+		opts.Warn = func(string) {}
+	}
+	return &Gateway{opts: opts, cache: map[string]cachedScope{}}
 }
 
 func systemHome(name string) (string, bool) {
@@ -49,7 +100,8 @@ func systemHome(name string) (string, bool) {
 	return u.HomeDir, true
 }
 
-// Env returns the policy environment of a decision with default cwd.
+// Env returns the policy environment of a decision with default cwd; extra
+// protected roots (a scope file given with --scope) are added.
 func (g *Gateway) Env(cwd string, extraProtected ...string) policy.Env {
 	var protected []string
 	for _, p := range append([]string{g.opts.SessionsDir, g.opts.ConfigDir}, extraProtected...) {
@@ -58,7 +110,7 @@ func (g *Gateway) Env(cwd string, extraProtected ...string) policy.Env {
 		}
 		protected = append(protected, filepath.Clean(p))
 		// The canonical spelling too, when the root is reached through a link.
-		if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != filepath.Clean(p) {
 			protected = append(protected, real)
 		}
 	}
@@ -71,10 +123,43 @@ func (g *Gateway) Env(cwd string, extraProtected ...string) policy.Env {
 	}
 }
 
-// LoadScope reads and compiles a scope file. A missing file gives a
-// decision of scope_missing, an unusable one scope_invalid: callers turn
-// the returned error into a denial with [DenyFor].
+// ErrScopeMissing is returned by LoadScope when there is no scope file.
+var ErrScopeMissing = errors.New("scope file missing")
+
+// LoadScope returns the compiled scope of a file, from the cache while the
+// file is unchanged (same inode, size and mtime), else read and compiled
+// anew. A missing file is ErrScopeMissing; an unusable one wraps
+// policy.ErrInvalidScope. Errors are never cached over a changed file.
 func (g *Gateway) LoadScope(path string, env policy.Env) (*policy.Scope, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrScopeMissing, path)
+		}
+		return nil, fmt.Errorf("%w: stat %s: %v", policy.ErrInvalidScope, path, err)
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	var ino uint64
+	if st != nil {
+		ino = st.Ino
+	}
+	g.mu.Lock()
+	c, ok := g.cache[path]
+	g.mu.Unlock()
+	if ok && c.ino == ino && c.size == uint64(fi.Size()) && c.mtime.Equal(fi.ModTime()) {
+		return c.scope, c.err
+	}
+	sc, err := g.compile(path, env)
+	if err != nil {
+		g.opts.Observer.ScopeLoadError()
+	}
+	g.mu.Lock()
+	g.cache[path] = cachedScope{ino: ino, size: uint64(fi.Size()), mtime: fi.ModTime(), scope: sc, err: err}
+	g.mu.Unlock()
+	return sc, err
+}
+
+func (g *Gateway) compile(path string, env policy.Env) (*policy.Scope, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -93,9 +178,6 @@ func (g *Gateway) LoadScope(path string, env policy.Env) (*policy.Scope, error) 
 	return sc, nil
 }
 
-// ErrScopeMissing is returned by LoadScope when there is no scope file.
-var ErrScopeMissing = errors.New("scope file missing")
-
 // DenyFor is the decision for a call on a branch whose scope could not be
 // loaded.
 func DenyFor(tool string, err error) policy.Decision {
@@ -106,13 +188,12 @@ func DenyFor(tool string, err error) policy.Decision {
 	return policy.DenyInvalidScope(tool, err)
 }
 
-// Check decides a call against the scope file at path, without running or
-// auditing it.
-func (g *Gateway) Check(scopePath string, call policy.Call, cwd string) policy.Decision {
-	env := g.Env(cwd, scopePath)
-	sc, err := g.LoadScope(scopePath, env)
-	if err != nil {
-		return DenyFor(call.Tool, err)
-	}
-	return sc.Decide(call, env)
-}
+type nopObserver struct{}
+
+func (nopObserver) ObserveDecision(string, bool, string) {}
+func (nopObserver) ObserveCallDuration(string, float64)  {}
+func (nopObserver) ObserveDecisionDuration(float64)      {}
+func (nopObserver) ScopeLoadError()                      {}
+func (nopObserver) InflightInc()                         {}
+func (nopObserver) InflightDec()                         {}
+func (nopObserver) AuditWriteError()                     {}

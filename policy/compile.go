@@ -124,7 +124,7 @@ func compileGlobs(list string, pats []string, foldCase bool, env Env) ([]glob, e
 		switch {
 		case strings.HasPrefix(pat, "/"):
 			prefix, rest := splitLiteral(pat)
-			lit := filepath.Clean(unescapeGlob(prefix))
+			lit := filepath.Clean("/" + unescapeGlob(prefix))
 			g.patterns = append(g.patterns, pat)
 			canon, err := canonicalize(lit, env.fs())
 			if err == nil && canon != lit {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/policy"
 )
@@ -33,25 +34,19 @@ func newCheckCmd(a *app) *cobra.Command {
 					return usageErr("--cwd: %v", err)
 				}
 			}
-			var path string
-			switch {
-			case scopeFile != "" && sel.set():
-				return usageErr("give either --scope FILE or a branch selector, not both")
-			case scopeFile != "":
-				path = scopeFile
-			default:
-				dir, err := sel.resolve(a)
-				if err != nil {
-					return err
-				}
-				path = filepath.Join(dir, "scope.yml")
+			t, err := a.target(&sel, scopeFile)
+			if err != nil {
+				return err
 			}
-			g := gateway.New(a.gatewayOptions())
-			d := g.Check(path, call, cwd)
-			if err := writeJSON(a.stdout, d); err != nil {
+			t.Cwd = cwd
+			res, err := a.gateway().Check(cmd.Context(), t, call)
+			if werr := writeJSON(a.stdout, res.Decision); werr != nil {
+				return &exitError{code: exitInternal, err: werr}
+			}
+			if err != nil {
 				return &exitError{code: exitInternal, err: err}
 			}
-			if !d.Allowed {
+			if !res.Decision.Allowed {
 				return silentExit(exitDenied)
 			}
 			return nil
@@ -94,8 +89,33 @@ func writeJSON(w io.Writer, v any) error {
 	return nil
 }
 
-// gatewayOptions are the gateway's options from the resolved global flags.
-func (a *app) gatewayOptions() gateway.Options {
+// gateway is the gateway of the resolved global options.
+func (a *app) gateway() *gateway.Gateway {
 	home, _ := os.UserHomeDir()
-	return gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, RoamDir: a.roamDir, Home: home}
+	confine := exec.ConfineRequired
+	if a.allowUnconfined || os.Getenv("SCOPEGATE_ALLOW_UNCONFINED") == "1" {
+		confine = exec.ConfineAllowUnconfined
+	}
+	return gateway.New(gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, RoamDir: a.roamDir,
+		Home: home, Confine: confine, Warn: warner(a.stderr)})
+}
+
+// target resolves where a call is decided: a bare scope file (check only)
+// or a branch selector.
+func (a *app) target(sel *selector, scopeFile string) (gateway.Target, error) {
+	switch {
+	case scopeFile != "" && sel.set():
+		return gateway.Target{}, usageErr("give either --scope FILE or a branch selector, not both")
+	case scopeFile != "":
+		abs, err := filepath.Abs(scopeFile)
+		if err != nil {
+			return gateway.Target{}, usageErr("--scope: %v", err)
+		}
+		return gateway.Target{ScopeFile: abs}, nil
+	}
+	dir, err := sel.resolve(a)
+	if err != nil {
+		return gateway.Target{}, err
+	}
+	return gateway.Target{BranchDir: dir}, nil
 }

@@ -39,6 +39,8 @@ type app struct {
 	sessionsDir    string
 	configDir      string
 	roamDir        string
+	// allowUnconfined lets shell calls run where Landlock is missing.
+	allowUnconfined bool
 }
 
 // exitError carries an exit code up to Main.
@@ -118,6 +120,7 @@ func newRootCmd(a *app) *cobra.Command {
 	f.StringVar(&a.sessionsDir, "sessions-dir", "", "sessions root (env SCOPEGATE_SESSIONS_DIR, default ~/.gptel/sessions)")
 	f.StringVar(&a.configDir, "config-dir", "", "config dir (env SCOPEGATE_CONFIG_DIR, default $XDG_CONFIG_HOME/scopegate)")
 	f.StringVar(&a.roamDir, "roam-dir", "", "org-roam directory (env SCOPEGATE_ROAM_DIR, default ~/org-roam)")
+	f.BoolVar(&a.allowUnconfined, "allow-unconfined", false, "run shell calls without Landlock where it is missing (env SCOPEGATE_ALLOW_UNCONFINED=1)")
 	root.AddCommand(
 		newCheckCmd(a),
 		newCallCmd(a),

@@ -1,0 +1,324 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/scopegate/scopegate/audit"
+	"github.com/scopegate/scopegate/exec"
+	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/roam"
+	"github.com/scopegate/scopegate/sessions"
+)
+
+// Target is where a call is decided: a session branch (audited), or a bare
+// scope file (check only, nothing written).
+type Target struct {
+	BranchDir string
+	ScopeFile string
+	// Cwd is the working directory used when the call names none (before
+	// the session's project root).
+	Cwd string
+}
+
+// ErrNoBranch is returned for a call (not a check) without a session branch.
+var ErrNoBranch = errors.New("a call needs a session branch")
+
+// CallResult is what Check and Call return (CONTRACT.md §3): the decision,
+// and for an allowed call the result of running it.
+type CallResult struct {
+	CallID   string          `json:"call_id"`
+	Decision policy.Decision `json:"decision"`
+	Result   any             `json:"result,omitempty"`
+}
+
+// decision is one decision and what it was made with.
+type decision struct {
+	d     policy.Decision
+	scope *policy.Scope
+	env   policy.Env
+	cwd   string
+}
+
+func (g *Gateway) scopePath(t Target) string {
+	if t.ScopeFile != "" {
+		return t.ScopeFile
+	}
+	return filepath.Join(t.BranchDir, sessions.ScopeFile)
+}
+
+// decide is the one decision path of every entry point.
+func (g *Gateway) decide(t Target, call policy.Call) decision {
+	start := time.Now()
+	defaultCwd := t.Cwd
+	if defaultCwd == "" && t.BranchDir != "" {
+		if md, err := sessions.ReadMetadata(t.BranchDir, nil); err == nil {
+			if md.ProjectRoot != "" {
+				defaultCwd = md.ProjectRoot
+			} else if len(md.Worktrees) > 0 {
+				defaultCwd = md.Worktrees[0]
+			}
+		}
+	}
+	var extra []string
+	if t.ScopeFile != "" {
+		extra = append(extra, t.ScopeFile)
+	}
+	env := g.Env(defaultCwd, extra...)
+	out := decision{env: env}
+	sc, err := g.LoadScope(g.scopePath(t), env)
+	if err != nil {
+		out.d = DenyFor(call.Tool, err)
+	} else {
+		out.scope = sc
+		out.d = sc.Decide(call, env)
+	}
+	out.cwd = call.Cwd
+	if out.cwd == "" {
+		out.cwd = defaultCwd
+	}
+	if !policy.KnownTool(out.d.Tool) {
+		out.d.Tool = call.Tool
+	}
+	g.opts.Observer.ObserveDecisionDuration(time.Since(start).Seconds())
+	g.opts.Observer.ObserveDecision(call.Tool, out.d.Allowed, string(out.d.Reason))
+	return out
+}
+
+// Check decides a call without running it. On a branch the decision is
+// audited in tools.org (:MODE: check); with a bare scope file nothing is
+// written.
+func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallResult, error) {
+	now := g.opts.Now()
+	res := CallResult{CallID: audit.NewCallID(now)}
+	dec := g.decide(t, call)
+	res.Decision = dec.d
+	if t.BranchDir == "" {
+		return res, nil
+	}
+	e := g.entry(res.CallID, now, call, dec)
+	e.Mode = audit.ModeCheck
+	if err := g.log(t.BranchDir).Append(ctx, e); err != nil {
+		g.opts.Observer.AuditWriteError()
+		return res, fmt.Errorf("audit: %w", err)
+	}
+	return res, nil
+}
+
+// Call decides a call on a session branch and, when allowed, runs it
+// confined. Every call that starts ends in tools.org: an in-flight record is
+// written before it runs and removed after its entry is written, and the
+// records of processes that died become INTERRUPTED entries when a later
+// call starts.
+func (g *Gateway) Call(ctx context.Context, t Target, call policy.Call) (CallResult, error) {
+	if t.BranchDir == "" {
+		return CallResult{}, ErrNoBranch
+	}
+	log := g.log(t.BranchDir)
+	journal := &audit.Journal{Dir: audit.InflightDir(t.BranchDir), Now: g.opts.Now}
+	if n, err := journal.Recover(ctx, log); err != nil {
+		g.opts.Warn(fmt.Sprintf("recover interrupted calls of %s: %v", t.BranchDir, err))
+	} else if n > 0 {
+		g.opts.Warn(fmt.Sprintf("recorded %d interrupted call(s) in %s", n, filepath.Join(t.BranchDir, "tools.org")))
+	}
+	now := g.opts.Now()
+	res := CallResult{CallID: audit.NewCallID(now)}
+	dec := g.decide(t, call)
+	res.Decision = dec.d
+	e := g.entry(res.CallID, now, call, dec)
+	if !dec.d.Allowed {
+		if err := log.Append(ctx, e); err != nil {
+			g.opts.Observer.AuditWriteError()
+			return res, fmt.Errorf("audit: %w", err)
+		}
+		return res, nil
+	}
+	rec := audit.Record{CallID: res.CallID, Started: now, Tool: call.Tool, Args: call.Args, Cwd: dec.cwd,
+		Reason: string(dec.d.Reason), Rule: dec.d.Rule}
+	if err := journal.Begin(ctx, rec); err != nil {
+		return res, fmt.Errorf("in-flight record: %w", err)
+	}
+	g.opts.Observer.InflightInc()
+	start := time.Now()
+	out := g.run(ctx, dec, call, func(pid int) {
+		if err := journal.SetChild(res.CallID, pid); err != nil {
+			g.opts.Warn(fmt.Sprintf("in-flight record of %s: %v", res.CallID, err))
+		}
+	})
+	elapsed := time.Since(start)
+	g.opts.Observer.InflightDec()
+	g.opts.Observer.ObserveCallDuration(call.Tool, elapsed.Seconds())
+	res.Result = out.result
+	out.fill(&e, elapsed)
+	if ctx.Err() != nil {
+		e.Decision = audit.DecisionInterrupted
+	}
+	if err := log.Append(context.WithoutCancel(ctx), e); err != nil {
+		g.opts.Observer.AuditWriteError()
+		// The in-flight record stays: the next start records the call.
+		return res, fmt.Errorf("audit: %w", err)
+	}
+	if err := journal.End(res.CallID); err != nil {
+		g.opts.Warn(fmt.Sprintf("remove in-flight record %s: %v", res.CallID, err))
+	}
+	return res, nil
+}
+
+// Recover turns the in-flight records of dead processes of a branch into
+// INTERRUPTED entries; it returns how many.
+func (g *Gateway) Recover(ctx context.Context, branchDir string) (int, error) {
+	journal := &audit.Journal{Dir: audit.InflightDir(branchDir), Now: g.opts.Now}
+	return journal.Recover(ctx, g.log(branchDir))
+}
+
+func (g *Gateway) log(branchDir string) *audit.Log {
+	return &audit.Log{Path: filepath.Join(branchDir, "tools.org"), MaxOutput: g.opts.AuditMaxOutput, Now: g.opts.Now}
+}
+
+// entry is the audit entry of a decision.
+func (g *Gateway) entry(callID string, now time.Time, call policy.Call, dec decision) audit.Entry {
+	e := audit.Entry{
+		CallID: callID, Time: now, Tool: call.Tool, Reason: string(dec.d.Reason), Rule: dec.d.Rule,
+		Resource: dec.d.Resource, Cwd: dec.cwd, Args: call.Args,
+	}
+	if dec.d.Allowed {
+		e.Decision = audit.DecisionAllowed
+	} else {
+		e.Decision = audit.DecisionDenied
+		e.Message = dec.d.Message
+	}
+	if len(e.Args) == 0 || !json.Valid(e.Args) {
+		e.Args = json.RawMessage("{}")
+	}
+	return e
+}
+
+// outcome is what running an allowed call gave.
+type outcome struct {
+	result      any
+	exitCode    int
+	stdout      string
+	stderr      string
+	confinement string
+	err         string
+}
+
+func (o outcome) fill(e *audit.Entry, elapsed time.Duration) {
+	code := o.exitCode
+	ms := elapsed.Milliseconds()
+	e.ExitCode, e.DurationMS = &code, &ms
+	e.Stdout, e.Stderr, e.Confinement, e.Error = o.stdout, o.stderr, o.confinement, o.err
+}
+
+// checker adapts a compiled scope to exec's run-time checks.
+type checker struct {
+	scope *policy.Scope
+	env   policy.Env
+}
+
+func (c checker) CheckExec(argv []string, cwd string) []policy.Violation {
+	return c.scope.CheckExec(argv, cwd, c.env)
+}
+
+func (c checker) CheckPath(path string, access policy.Access, cwd string) []policy.Violation {
+	return c.scope.CheckPath(path, access, cwd, c.env)
+}
+
+// roamResult is the result of a roam_* tool.
+type roamResult struct {
+	ExitCode   int        `json:"exit_code"`
+	Node       *roam.Node `json:"node,omitempty"`
+	Stderr     string     `json:"stderr,omitempty"`
+	DurationMS int64      `json:"duration_ms"`
+}
+
+func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, onStart func(int)) outcome {
+	switch call.Tool {
+	case policy.ToolRoamCreateNode, policy.ToolRoamReadNode, policy.ToolRoamAddTags, policy.ToolRoamLinkNodes:
+		return g.runRoam(ctx, call)
+	}
+	read, write := dec.scope.Roots()
+	helper := g.opts.HelperPath
+	if helper == "" {
+		helper, _ = os.Executable()
+	}
+	runner, err := exec.New(exec.Options{
+		Checker: checker{scope: dec.scope, env: dec.env}, ReadRoots: read, WriteRoots: write,
+		Protected: dec.env.Protected, Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
+		HelperPath: helper, OnStart: onStart, Now: g.opts.Now,
+	})
+	if err != nil {
+		return failed(err)
+	}
+	res, err := runner.Run(ctx, call, dec.cwd)
+	if err != nil {
+		var denied *exec.DeniedError
+		if errors.As(err, &denied) {
+			out := failed(err)
+			out.exitCode = exec.ExitRefused
+			out.result = exec.Result{ExitCode: exec.ExitRefused, Stderr: "scopegate: " + err.Error(), Refused: denied.Violations}
+			return out
+		}
+		if call.Tool == policy.ToolShell && ctx.Err() == nil {
+			return failed(err)
+		}
+		out := failed(err)
+		out.exitCode = 1
+		out.result = exec.Result{ExitCode: 1, Stderr: err.Error()}
+		return out
+	}
+	out := outcome{result: res, exitCode: res.ExitCode, stdout: res.Stdout, stderr: res.Stderr,
+		confinement: res.Confinement}
+	if call.Tool != policy.ToolShell {
+		// File tools: their payload is the result.
+		payload, _ := json.Marshal(res)
+		out.stdout = string(payload)
+	}
+	return out
+}
+
+func failed(err error) outcome {
+	return outcome{exitCode: 1, stderr: err.Error(), err: err.Error(), result: exec.Result{ExitCode: 1, Stderr: err.Error()}}
+}
+
+func (g *Gateway) runRoam(ctx context.Context, call policy.Call) outcome {
+	start := time.Now()
+	store := &roam.Store{Dir: g.opts.RoamDir, Now: g.opts.Now}
+	var node roam.Node
+	var err error
+	switch call.Tool {
+	case policy.ToolRoamCreateNode:
+		var a policy.RoamCreateNodeArgs
+		if err = policy.DecodeArgs(call.Args, &a); err == nil {
+			node, err = store.Create(ctx, a.Title, a.Subdirectory, a.Tags)
+		}
+	case policy.ToolRoamReadNode:
+		var a policy.RoamReadNodeArgs
+		if err = policy.DecodeArgs(call.Args, &a); err == nil {
+			node, err = store.Read(ctx, a.NodeID)
+		}
+	case policy.ToolRoamAddTags:
+		var a policy.RoamAddTagsArgs
+		if err = policy.DecodeArgs(call.Args, &a); err == nil {
+			node, err = store.AddTags(ctx, a.NodeID, a.Tags)
+		}
+	case policy.ToolRoamLinkNodes:
+		var a policy.RoamLinkNodesArgs
+		if err = policy.DecodeArgs(call.Args, &a); err == nil {
+			node, err = store.Link(ctx, a.SourceID, a.TargetID)
+		}
+	}
+	r := roamResult{DurationMS: time.Since(start).Milliseconds()}
+	if err != nil {
+		r.ExitCode, r.Stderr = 1, err.Error()
+		return outcome{result: r, exitCode: 1, stderr: err.Error(), err: err.Error()}
+	}
+	r.Node = &node
+	payload, _ := json.Marshal(node)
+	return outcome{result: r, stdout: string(payload)}
+}
