@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	scexec "github.com/scopegate/scopegate/exec"
 )
 
 var update = flag.Bool("update", false, "update the testscript files' golden output")
@@ -38,6 +40,9 @@ func (b buildFirst) Run() int {
 }
 
 func TestMain(m *testing.M) {
+	if scexec.IsHelper(os.Args) {
+		os.Exit(scexec.RunHelper(os.Args))
+	}
 	testscript.Main(buildFirst{m}, map[string]func(){
 		"scopegate": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
