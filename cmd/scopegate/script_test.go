@@ -62,9 +62,10 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(home, 0o700)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"perm":     cmdPerm,
-			"readlink": cmdReadlink,
-			"jsonvar":  cmdJSONVar,
+			"perm":      cmdPerm,
+			"readlink":  cmdReadlink,
+			"jsonvar":   cmdJSONVar,
+			"expandenv": cmdExpandEnv,
 		},
 	})
 }
@@ -113,4 +114,18 @@ func cmdJSONVar(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("stdout has no string field %q", args[1])
 	}
 	ts.Setenv(args[0], s)
+}
+
+// expandenv FILE... replaces $VAR and ${VAR} in each file with the script's
+// environment (scope files need absolute paths of $WORK).
+func cmdExpandEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: expandenv FILE...")
+	}
+	for _, f := range args {
+		p := ts.MkAbs(f)
+		data, err := os.ReadFile(p)
+		ts.Check(err)
+		ts.Check(os.WriteFile(p, []byte(os.Expand(string(data), ts.Getenv)), 0o600))
+	}
 }
