@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,29 +40,44 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 	quiet := &Store{Root: s.Root, Now: s.Now}
 	out := make([]Summary, 0, len(entries))
 	for _, e := range entries {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
+		if id := e.Name(); e.IsDir() && ValidateID(id) == nil {
+			out = append(out, Summary{SessionID: id, SessionDir: s.SessionDir(id)})
 		}
-		id := e.Name()
-		if !e.IsDir() || ValidateID(id) != nil {
-			continue
-		}
-		sum := Summary{SessionID: id, SessionDir: s.SessionDir(id)}
-		branch, err := quiet.Current(id)
-		if err != nil {
-			sum.Error = err.Error()
-			out = append(out, sum)
-			continue
-		}
-		sum.CurrentBranch = branch
-		md, err := ReadMetadata(filepath.Join(sum.SessionDir, branchesDir, branch), nil)
-		if err != nil {
-			sum.Error = err.Error()
-		}
-		sum.Preset, sum.Created, sum.Updated = md.Preset, md.Created, md.Updated
-		out = append(out, sum)
+	}
+	// Reading metadata dominates; spread it over the CPUs.
+	workers := min(runtime.GOMAXPROCS(0), len(out))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(out) || ctx.Err() != nil {
+					return
+				}
+				quiet.summarize(&out[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	return out, nil
+}
+
+func (s *Store) summarize(sum *Summary) {
+	branch, err := s.Current(sum.SessionID)
+	if err != nil {
+		sum.Error = err.Error()
+		return
+	}
+	sum.CurrentBranch = branch
+	md, err := ReadMetadata(filepath.Join(sum.SessionDir, branchesDir, branch), nil)
+	if err != nil {
+		sum.Error = err.Error()
+	}
+	sum.Preset, sum.Created, sum.Updated = md.Preset, md.Created, md.Updated
 }
 
 // BranchInfo describes one branch of a session.
