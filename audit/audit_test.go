@@ -98,6 +98,12 @@ func TestRenderShapes(t *testing.T) {
 			keyword: "DENIED",
 		},
 		{
+			name:    "summary ending like tags",
+			e:       Entry{CallID: "T", Tool: "shell", Decision: DecisionDenied, Summary: "grep -r :todo:"},
+			has:     []string{"* DENIED shell: grep -r :todo\\x3a\n"},
+			keyword: "DENIED",
+		},
+		{
 			name:    "long summary is cut",
 			e:       Entry{CallID: "G", Tool: "shell", Decision: DecisionDenied, Summary: strings.Repeat("x", 500)},
 			has:     []string{"* DENIED shell: " + strings.Repeat("x", maxSummary) + "…\n"},
@@ -190,6 +196,7 @@ var hostile = []string{
 	strings.Repeat("long line ", 20000),
 	"invalid \xff\xfe utf-8 \xc3\x28 and NUL \x00 ESC \x1b[31m",
 	"crlf line\r\n* star after crlf\r\n",
+	"grep :tag:",
 	"",
 }
 

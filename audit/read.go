@@ -235,11 +235,7 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 
 	// Headline: KEYWORD TOOL[: SUMMARY]
 	_, rest, _ := strings.Cut(o.headline, " ")
-	tool := escapeLine(e.Tool, 64)
-	if tool == "" {
-		tool = "-"
-	}
-	if s, ok := strings.CutPrefix(rest, tool+": "); ok {
+	if s, ok := strings.CutPrefix(rest, headlineTool(e.Tool)+": "); ok {
 		e.Summary = unescapeLine(s)
 	}
 	return e, nil

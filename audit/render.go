@@ -27,11 +27,7 @@ func render(e *Entry, maxOutput int) []byte {
 	b.WriteString("* ")
 	b.WriteString(e.Keyword())
 	b.WriteByte(' ')
-	tool := escapeLine(e.Tool, 64)
-	if tool == "" {
-		tool = "-"
-	}
-	b.WriteString(tool)
+	b.WriteString(headlineTool(e.Tool))
 	if s := headlineSummary(e); s != "" {
 		b.WriteString(": ")
 		b.WriteString(s)
@@ -148,7 +144,24 @@ func headlineSummary(e *Entry) string {
 	if s == "" {
 		s = summarize(e.Args)
 	}
-	return escapeLine(s, maxSummary)
+	return noTags(escapeLine(s, maxSummary))
+}
+
+// headlineTool is the escaped tool name of the headline.
+func headlineTool(tool string) string {
+	if tool == "" {
+		return "-"
+	}
+	return noTags(escapeLine(tool, 64))
+}
+
+// noTags escapes a final ':' so that a headline ending in ":word:" is not
+// read by Org as tags.
+func noTags(s string) string {
+	if strings.HasSuffix(s, ":") {
+		return s[:len(s)-1] + `\x3a`
+	}
+	return s
 }
 
 // summarize picks what a reader wants to see of a call: the shell command,

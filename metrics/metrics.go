@@ -1,0 +1,195 @@
+// Package metrics holds scopegate's Prometheus collectors (CONTRACT.md §6)
+// in a registry of its own: no default registry, no globals. Label values
+// are bounded: anything outside the known tools, reasons and scope sections
+// is counted as "unknown", so a label never carries a session id, path or
+// command.
+package metrics
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Unknown is the label value for a tool, reason or section outside the
+// bounded sets.
+const Unknown = "unknown"
+
+// Options bound the label values. The zero value uses the contract's lists
+// (Tools, Reasons, Sections).
+type Options struct {
+	Tools    []string
+	Reasons  []string
+	Sections []string
+}
+
+// Tools are the tool names of CONTRACT.md §3.
+func Tools() []string {
+	return []string{
+		"read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "shell",
+		"roam_create_node", "roam_read_node", "roam_add_tags", "roam_link_nodes",
+	}
+}
+
+// Reasons are the decision reasons of CONTRACT.md §3.
+func Reasons() []string {
+	return []string{
+		"allowed", "path_not_in_scope", "path_denied", "command_not_allowed",
+		"command_denied", "dangerous_argument", "dynamic_command",
+		"redirect_not_in_scope", "parse_error", "roam_not_in_scope",
+		"unknown_tool", "invalid_arguments", "scope_invalid", "scope_missing",
+	}
+}
+
+// Sections are the scope.yml lists a scope expansion can add to.
+func Sections() []string {
+	return []string{
+		"paths.read", "paths.write", "paths.deny",
+		"shell_commands.allow", "shell_commands.deny",
+		"org_roam_patterns.subdirectory", "org_roam_patterns.tags", "org_roam_patterns.node_ids",
+	}
+}
+
+// Metrics are the collectors of one scopegate process.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	tools, reasons, sections []string
+
+	toolCalls        *prometheus.CounterVec
+	denials          *prometheus.CounterVec
+	callDuration     *prometheus.HistogramVec
+	decisionDuration prometheus.Histogram
+	scopeExpansions  *prometheus.CounterVec
+	scopeLoadErrors  prometheus.Counter
+	inflight         prometheus.Gauge
+	auditWriteErrors prometheus.Counter
+}
+
+// New returns the metrics in a new registry, every bounded label
+// combination present at zero so that a scrape shows them before they
+// happen.
+func New(o Options) *Metrics {
+	m := &Metrics{
+		reg:      prometheus.NewRegistry(),
+		tools:    orDefault(o.Tools, Tools),
+		reasons:  orDefault(o.Reasons, Reasons),
+		sections: orDefault(o.Sections, Sections),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "scopegate_tool_calls_total",
+			Help: "Tool call decisions, from check and call alike.",
+		}, []string{"tool", "decision"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "scopegate_denials_total",
+			Help: "Denied tool calls by reason.",
+		}, []string{"tool", "reason"}),
+		callDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "scopegate_call_duration_seconds",
+			Help:    "Time to run an allowed tool call, decision to result.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10), // 1ms .. ~4.4min
+		}, []string{"tool"}),
+		decisionDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "scopegate_decision_duration_seconds",
+			Help:    "Time to decide a tool call against the scope.",
+			Buckets: prometheus.ExponentialBuckets(0.00001, 4, 10), // 10µs .. ~2.6s
+		}),
+		scopeExpansions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "scopegate_scope_expansions_total",
+			Help: "Entries added to a branch scope, by scope.yml section.",
+		}, []string{"section"}),
+		scopeLoadErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "scopegate_scope_load_errors_total",
+			Help: "scope.yml files that failed to load (their calls are denied).",
+		}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "scopegate_inflight_calls",
+			Help: "Tool calls running now.",
+		}),
+		auditWriteErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "scopegate_audit_write_errors_total",
+			Help: "tools.org entries that could not be written.",
+		}),
+	}
+	m.reg.MustRegister(m.toolCalls, m.denials, m.callDuration, m.decisionDuration,
+		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors)
+
+	for _, tool := range append(slices.Clone(m.tools), Unknown) {
+		m.toolCalls.WithLabelValues(tool, "allowed")
+		m.toolCalls.WithLabelValues(tool, "denied")
+		m.callDuration.WithLabelValues(tool)
+		for _, r := range append(slices.Clone(m.reasons), Unknown) {
+			if r != "allowed" {
+				m.denials.WithLabelValues(tool, r)
+			}
+		}
+	}
+	for _, s := range append(slices.Clone(m.sections), Unknown) {
+		m.scopeExpansions.WithLabelValues(s)
+	}
+	return m
+}
+
+func orDefault(given []string, def func() []string) []string {
+	if len(given) > 0 {
+		return slices.Clone(given)
+	}
+	return def()
+}
+
+func bound(v string, set []string) string {
+	if slices.Contains(set, v) {
+		return v
+	}
+	return Unknown
+}
+
+// ObserveDecision counts one decision on tool: scopegate_tool_calls_total,
+// and for a denial scopegate_denials_total with its reason.
+func (m *Metrics) ObserveDecision(tool string, allowed bool, reason string) {
+	tool = bound(tool, m.tools)
+	if allowed {
+		m.toolCalls.WithLabelValues(tool, "allowed").Inc()
+		return
+	}
+	m.toolCalls.WithLabelValues(tool, "denied").Inc()
+	m.denials.WithLabelValues(tool, bound(reason, m.reasons)).Inc()
+}
+
+// ObserveCallDuration records how long an allowed call on tool ran.
+func (m *Metrics) ObserveCallDuration(tool string, seconds float64) {
+	m.callDuration.WithLabelValues(bound(tool, m.tools)).Observe(seconds)
+}
+
+// ObserveDecisionDuration records how long a decision took.
+func (m *Metrics) ObserveDecisionDuration(seconds float64) {
+	m.decisionDuration.Observe(seconds)
+}
+
+// ScopeExpansion counts one entry added to a scope section such as
+// "paths.write".
+func (m *Metrics) ScopeExpansion(section string) {
+	m.scopeExpansions.WithLabelValues(bound(section, m.sections)).Inc()
+}
+
+// ScopeLoadError counts a scope.yml that failed to load.
+func (m *Metrics) ScopeLoadError() { m.scopeLoadErrors.Inc() }
+
+// InflightInc counts a call that starts running.
+func (m *Metrics) InflightInc() { m.inflight.Inc() }
+
+// InflightDec counts a running call that ended.
+func (m *Metrics) InflightDec() { m.inflight.Dec() }
+
+// AuditWriteError counts a tools.org entry that could not be written.
+func (m *Metrics) AuditWriteError() { m.auditWriteErrors.Inc() }
+
+// Registry is the registry holding the metrics, for callers that add
+// collectors of their own.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
