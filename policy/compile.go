@@ -46,7 +46,7 @@ func (s *Scope) Document() Document { return s.doc }
 // ${variable} or an unparsable shell entry is an error wrapping
 // [ErrInvalidScope].
 func Compile(doc Document, env Env) (*Scope, error) {
-	s := &Scope{doc: doc, roam: doc.OrgRoam, programs: buildPrograms()}
+	s := &Scope{doc: doc, roam: doc.OrgRoam, programs: programTable()}
 	var err error
 	if s.read, err = compileGlobs("paths.read", doc.Paths.Read, false, env); err != nil {
 		return nil, err

@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // This file is the table of programs the checker knows: their options (with
 // synonyms, so deny entries match by meaning), which option values are files
@@ -61,9 +64,12 @@ const (
 	whyStdin  = "runs code read from standard input, which cannot be checked"
 )
 
-// programs is the table of known programs, by base name. A compiled Scope
-// holds one; it is never modified after it is built.
+// programs is the table of known programs, by base name. It is built once
+// per process and never modified; compiled scopes share it.
 type programs map[string]*spec
+
+// programTable returns the shared table.
+var programTable = sync.OnceValue(buildPrograms)
 
 // lookup returns the spec of a program by base name, or nil.
 func (t programs) lookup(name string) *spec {

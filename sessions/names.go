@@ -7,7 +7,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
-	"regexp"
+	"github.com/scopegate/scopegate/profiles"
 	"strings"
 	"unicode"
 )
@@ -28,8 +28,6 @@ var (
 
 // MainBranch is the branch a new session starts on.
 const MainBranch = "main"
-
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // ValidateID checks a session id: ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$ and no "..".
 func ValidateID(id string) error {
@@ -55,7 +53,7 @@ func validName(s string) error {
 		return fmt.Errorf("%w: longer than 128 characters", ErrInvalidName)
 	case strings.Contains(s, ".."):
 		return fmt.Errorf("%w: contains \"..\"", ErrInvalidName)
-	case !nameRE.MatchString(s):
+	case !profiles.ValidName(s):
 		return fmt.Errorf("%w: use letters, digits, '.', '_' and '-', starting with a letter or digit", ErrInvalidName)
 	}
 	return nil

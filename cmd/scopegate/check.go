@@ -92,12 +92,25 @@ func writeJSON(w io.Writer, v any) error {
 // gateway is the gateway of the resolved global options.
 func (a *app) gateway() *gateway.Gateway {
 	home, _ := os.UserHomeDir()
-	confine := exec.ConfineRequired
-	if a.allowUnconfined || os.Getenv("SCOPEGATE_ALLOW_UNCONFINED") == "1" {
-		confine = exec.ConfineAllowUnconfined
-	}
+	confine, _ := confineMode(a.confine)
 	return gateway.New(gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, RoamDir: a.roamDir,
 		Home: home, Confine: confine, Warn: warner(a.stderr)})
+}
+
+// confineMode maps --confine (or SCOPEGATE_CONFINE) to exec's mode.
+func confineMode(s string) (exec.ConfineMode, error) {
+	if s == "" {
+		s = os.Getenv("SCOPEGATE_CONFINE")
+	}
+	switch s {
+	case "", "landlock":
+		return exec.ConfineRequired, nil
+	case "best-effort":
+		return exec.ConfineAllowUnconfined, nil
+	case "off":
+		return exec.ConfineOff, nil
+	}
+	return exec.ConfineRequired, fmt.Errorf("--confine must be landlock, best-effort or off, not %q", s)
 }
 
 // target resolves where a call is decided: a bare scope file (check only)

@@ -39,8 +39,8 @@ type app struct {
 	sessionsDir    string
 	configDir      string
 	roamDir        string
-	// allowUnconfined lets shell calls run where Landlock is missing.
-	allowUnconfined bool
+	// confine is how shell calls are confined: landlock, best-effort, off.
+	confine string
 }
 
 // exitError carries an exit code up to Main.
@@ -113,6 +113,9 @@ func newRootCmd(a *app) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := confineMode(a.confine); err != nil {
+				return usageErr("%v", err)
+			}
 			return a.resolveDirs()
 		},
 	}
@@ -120,7 +123,7 @@ func newRootCmd(a *app) *cobra.Command {
 	f.StringVar(&a.sessionsDir, "sessions-dir", "", "sessions root (env SCOPEGATE_SESSIONS_DIR, default ~/.gptel/sessions)")
 	f.StringVar(&a.configDir, "config-dir", "", "config dir (env SCOPEGATE_CONFIG_DIR, default $XDG_CONFIG_HOME/scopegate)")
 	f.StringVar(&a.roamDir, "roam-dir", "", "org-roam directory (env SCOPEGATE_ROAM_DIR, default ~/org-roam)")
-	f.BoolVar(&a.allowUnconfined, "allow-unconfined", false, "run shell calls without Landlock where it is missing (env SCOPEGATE_ALLOW_UNCONFINED=1)")
+	f.StringVar(&a.confine, "confine", "", "confinement of shell calls: landlock (refuse where Landlock is missing), best-effort, off (env SCOPEGATE_CONFINE, default landlock)")
 	root.AddCommand(
 		newCheckCmd(a),
 		newCallCmd(a),

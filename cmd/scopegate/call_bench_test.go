@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkCLICall measures a whole `scopegate call` process (start, load
+// the branch, decide, run, audit with fsync) beside running the same work
+// directly, in the same run. Report ratios, e.g. call_shell_true/landlock
+// over direct/sh_c_true.
+func BenchmarkCLICall(b *testing.B) {
+	root := b.TempDir()
+	proj := filepath.Join(root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	small := filepath.Join(proj, "small.txt")
+	if err := os.WriteFile(small, []byte("hello scopegate\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	env := append(os.Environ(), "SCOPEGATE_SESSIONS_DIR="+filepath.Join(root, "sessions"),
+		"SCOPEGATE_CONFIG_DIR="+filepath.Join(root, "config"), "HOME="+filepath.Join(root, "home"))
+	out, err := cmdWith(env, "session", "create", "--name", "bench", "--worktree", proj).Output()
+	if err != nil {
+		b.Fatalf("session create: %v", err)
+	}
+	var created struct {
+		ID string `json:"session_id"`
+	}
+	if err := json.Unmarshal(out, &created); err != nil {
+		b.Fatal(err)
+	}
+	if err := cmdWith(env, "scope", "expand", "--session", created.ID, "--allow-command", "true", "--read", "/usr/bin/**").Run(); err != nil {
+		b.Fatal(err)
+	}
+	callJSON := func(tool string, args map[string]any) string {
+		c, _ := json.Marshal(map[string]any{"tool": tool, "args": args, "cwd": proj})
+		return string(c)
+	}
+	run := func(b *testing.B, cmd func() *exec.Cmd) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if out, err := cmd().CombinedOutput(); err != nil {
+				b.Fatalf("%v: %s", err, out)
+			}
+		}
+	}
+	b.Run("direct/sh_c_true", func(b *testing.B) { run(b, func() *exec.Cmd { return exec.Command("sh", "-c", "true") }) })
+	b.Run("direct/cat_small", func(b *testing.B) { run(b, func() *exec.Cmd { return exec.Command("cat", small) }) })
+	for _, confine := range []string{"landlock", "off"} {
+		b.Run("call_shell_true/"+confine, func(b *testing.B) {
+			run(b, func() *exec.Cmd {
+				return cmdWith(env, "--confine", confine, "call", "--session", created.ID, callJSON("shell", map[string]any{"command": "true"}))
+			})
+		})
+		b.Run("call_shell_bin_true/"+confine, func(b *testing.B) {
+			run(b, func() *exec.Cmd {
+				return cmdWith(env, "--confine", confine, "call", "--session", created.ID, callJSON("shell", map[string]any{"command": "/usr/bin/true"}))
+			})
+		})
+		b.Run("call_read_file/"+confine, func(b *testing.B) {
+			run(b, func() *exec.Cmd {
+				return cmdWith(env, "--confine", confine, "call", "--session", created.ID, callJSON("read_file", map[string]any{"path": small}))
+			})
+		})
+	}
+}
+
+func cmdWith(env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(scopegateBin, args...)
+	cmd.Env = env
+	return cmd
+}
