@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -17,36 +16,18 @@ func newCallCmd(a *app) *cobra.Command {
 		Short: "Decide a tool call and run it confined when allowed (call result JSON on stdout; exit 0 ran, 3 denied)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			call, err := readCall(a, args)
+			t, call, err := a.callInput(&sel, "", cwd, args)
 			if err != nil {
 				return err
 			}
-			if cwd != "" {
-				if cwd, err = filepath.Abs(cwd); err != nil {
-					return usageErr("--cwd: %v", err)
-				}
-			}
-			t, err := a.target(&sel, "")
-			if err != nil {
-				return err
-			}
-			t.Cwd = cwd
 			res, err := a.gateway().Call(cmd.Context(), t, call)
 			if errors.Is(err, gateway.ErrNoBranch) {
 				return usageErr("%v", err)
 			}
-			if res.CallID != "" {
-				if werr := writeJSON(a.stdout, res); werr != nil {
-					return &exitError{code: exitInternal, err: werr}
-				}
-			}
-			if err != nil {
+			if res.CallID == "" {
 				return &exitError{code: exitInternal, err: err}
 			}
-			if !res.Decision.Allowed {
-				return silentExit(exitDenied)
-			}
-			return nil
+			return a.finish(res, res.Decision.Allowed, err)
 		},
 	}
 	sel.addFlags(cmd)

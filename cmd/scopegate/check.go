@@ -25,37 +25,53 @@ func newCheckCmd(a *app) *cobra.Command {
 		Short: "Decide a tool call without running it (decision JSON on stdout; exit 0 allowed, 3 denied)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			call, err := readCall(a, args)
+			t, call, err := a.callInput(&sel, scopeFile, cwd, args)
 			if err != nil {
 				return err
 			}
-			if cwd != "" {
-				if cwd, err = filepath.Abs(cwd); err != nil {
-					return usageErr("--cwd: %v", err)
-				}
-			}
-			t, err := a.target(&sel, scopeFile)
-			if err != nil {
-				return err
-			}
-			t.Cwd = cwd
 			res, err := a.gateway().Check(cmd.Context(), t, call)
-			if werr := writeJSON(a.stdout, res.Decision); werr != nil {
-				return &exitError{code: exitInternal, err: werr}
-			}
-			if err != nil {
-				return &exitError{code: exitInternal, err: err}
-			}
-			if !res.Decision.Allowed {
-				return silentExit(exitDenied)
-			}
-			return nil
+			return a.finish(res.Decision, res.Decision.Allowed, err)
 		},
 	}
 	sel.addFlags(cmd)
 	cmd.Flags().StringVar(&scopeFile, "scope", "", "evaluate against this scope file (no session, nothing audited)")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory of the call when it names none")
 	return cmd
+}
+
+// callInput reads what check and call share: the call JSON, --cwd and
+// the target.
+func (a *app) callInput(sel *selector, scopeFile, cwd string, args []string) (gateway.Target, policy.Call, error) {
+	call, err := readCall(a, args)
+	if err != nil {
+		return gateway.Target{}, policy.Call{}, err
+	}
+	if cwd != "" {
+		if cwd, err = filepath.Abs(cwd); err != nil {
+			return gateway.Target{}, policy.Call{}, usageErr("--cwd: %v", err)
+		}
+	}
+	t, err := a.target(sel, scopeFile)
+	if err != nil {
+		return gateway.Target{}, policy.Call{}, err
+	}
+	t.Cwd = cwd
+	return t, call, nil
+}
+
+// finish prints a decision or call result and maps it to the exit code: 3
+// when denied, 1 when the gateway failed (after printing what it decided).
+func (a *app) finish(out any, allowed bool, err error) error {
+	if werr := writeJSON(a.stdout, out); werr != nil {
+		return &exitError{code: exitInternal, err: werr}
+	}
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	if !allowed {
+		return silentExit(exitDenied)
+	}
+	return nil
 }
 
 // readCall reads the call JSON from the argument, or stdin when absent.
