@@ -20,7 +20,32 @@ func (c *checker) callExpr(ce *syntax.CallExpr, st *shellState) {
 	if len(ce.Args) == 0 {
 		return
 	}
-	c.simple(c.words(ce.Args, st), st, true)
+	args := c.words(ce.Args, st)
+	if !literalWord(ce.Args[0]) {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: clip(nodeText(ce.Args[0])),
+			Message: "the program to run comes from an expansion (variable, substitution); name the program literally"})
+		return
+	}
+	c.simple(args, st, true)
+}
+
+// literalWord reports whether a word is literal text after quote removal
+// (quotes, escapes, $'…' and brace lists allowed; no expansions).
+func literalWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if _, ok := q.(*syntax.Lit); !ok {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // simple checks one simple command. Functions and builtins are looked up

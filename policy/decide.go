@@ -15,11 +15,26 @@ func (s *Scope) Decide(call Call, env Env) Decision {
 		return Deny(call.Tool, Violation{Reason: ReasonUnknownTool, Resource: call.Tool,
 			Message: fmt.Sprintf("unknown tool %s; known tools: %s", quoteArg(call.Tool), strings.Join(Tools(), ", "))})
 	}
-	vs := s.decide(call, env)
+	vs, err := s.decideSafely(call, env)
+	if err != nil {
+		return Deny(call.Tool, Violation{Reason: ReasonParseError, Resource: call.Tool,
+			Message: "the call could not be checked (" + err.Error() + "); it is denied"})
+	}
 	if len(vs) == 0 {
 		return Allow(call.Tool)
 	}
 	return Deny(call.Tool, vs...)
+}
+
+// decideSafely turns a panic of the checker into an error, so that a bug
+// denies the call instead of failing open or crashing the gateway.
+func (s *Scope) decideSafely(call Call, env Env) (vs []Violation, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	return s.decide(call, env), nil
 }
 
 // DenyInvalidScope is the decision for every call on a branch whose scope

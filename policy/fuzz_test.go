@@ -67,7 +67,7 @@ func FuzzShellDecide(f *testing.F) {
 		}
 		funcs := map[string]bool{}
 		syntax.Walk(file, func(n syntax.Node) bool {
-			if fd, ok := n.(*syntax.FuncDecl); ok {
+			if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
 				funcs[fd.Name.Value] = true
 			}
 			return true

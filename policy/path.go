@@ -44,7 +44,10 @@ func canonicalizeInfo(path string, fsys FS) (string, fs.FileInfo, error) {
 			last = nil
 			continue
 		}
-		next := filepath.Join(resolved, comp)
+		next := resolved + "/" + comp
+		if resolved == "/" {
+			next = "/" + comp
+		}
 		fi, err := fsys.Lstat(next)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {

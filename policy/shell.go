@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -32,6 +33,7 @@ type shellState struct {
 	vars     map[string]*string
 	pos      []string // positional parameters $1…, when known (sh -c)
 	posKnown bool
+	cfg      *expand.Config // built on first use; never shared by clones
 }
 
 func (st *shellState) clone() *shellState {
@@ -108,7 +110,9 @@ func (c *checker) program(src string, st *shellState) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.FuncDecl:
-			c.funcs[n.Name.Value] = true
+			for _, name := range funcNames(n) {
+				c.funcs[name] = true
+			}
 		case *syntax.CallExpr:
 			if len(n.Args) > 0 {
 				total++
@@ -435,4 +439,17 @@ func clip(s string) string {
 		return s[:117] + "..."
 	}
 	return s
+}
+
+// funcNames returns the names a function declaration defines (none for an
+// anonymous one).
+func funcNames(fd *syntax.FuncDecl) []string {
+	var out []string
+	if fd.Name != nil {
+		out = append(out, fd.Name.Value)
+	}
+	for _, n := range fd.Names {
+		out = append(out, n.Value)
+	}
+	return out
 }

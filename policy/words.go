@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,10 @@ func (c *checker) words(ws []*syntax.Word, st *shellState) []arg {
 		c.nested(w, st)
 		if isProcSubstWord(w) {
 			out = append(out, arg{s: "/dev/fd/63", known: true, procSubst: true})
+			continue
+		}
+		if lit, ok := plainLiteral(w); ok {
+			out = append(out, arg{s: lit, known: true})
 			continue
 		}
 		if !c.static(w.Parts, st) {
@@ -143,7 +148,41 @@ func (c *checker) varValue(name string, st *shellState) (string, bool) {
 	return "", false
 }
 
+// plainLiteral returns the value of a word that needs no expansion at all:
+// one literal or single-quoted part without glob, brace, tilde or escape
+// syntax (most words of most commands).
+func plainLiteral(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.Lit:
+		if strings.ContainsAny(p.Value, "*?[]{}~\\") {
+			return "", false
+		}
+		return p.Value, true
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			return "", false
+		}
+		return p.Value, true
+	}
+	return "", false
+}
+
+// expandConfig returns the expansion configuration of a state; it reads
+// the state's variables and cwd live, so one serves the state's whole walk.
 func (c *checker) expandConfig(st *shellState) *expand.Config {
+	if st.cfg == nil {
+		st.cfg = c.newExpandConfig(st)
+	}
+	return st.cfg
+}
+
+// newExpandConfig builds an expansion configuration. An expansion in
+// progress must not share its configuration with a nested one (a command
+// substitution evaluated while its word expands).
+func (c *checker) newExpandConfig(st *shellState) *expand.Config {
 	cfg := &expand.Config{Env: staticEnv{c: c, st: st}}
 	cfg.CmdSubst = func(w io.Writer, cs *syntax.CmdSubst) error {
 		out, ok := c.pureOutput(cs, st)
@@ -153,8 +192,12 @@ func (c *checker) expandConfig(st *shellState) *expand.Config {
 		_, err := io.WriteString(w, out)
 		return err
 	}
-	if st.cwd != "" {
-		cfg.ReadDir2 = c.env.fs().ReadDir
+	fsys := c.env.fs()
+	cfg.ReadDir2 = func(dir string) ([]fs.DirEntry, error) {
+		if st.cwd == "" && !strings.HasPrefix(dir, "/") {
+			return nil, errNotStatic // relative to a directory known only at run time
+		}
+		return fsys.ReadDir(dir)
 	}
 	return cfg
 }
@@ -217,7 +260,8 @@ func (c *checker) pureOutput(cs *syntax.CmdSubst, st *shellState) (string, bool)
 			return "", false
 		}
 	}
-	fields, err := expand.Fields(c.expandConfig(st), call.Args...)
+	cfg := c.newExpandConfig(st)
+	fields, err := expand.Fields(cfg, call.Args...)
 	if err != nil || len(fields) == 0 {
 		return "", false
 	}
@@ -243,7 +287,7 @@ func (c *checker) pureOutput(cs *syntax.CmdSubst, st *shellState) (string, bool)
 		if len(fields) < 2 || strings.HasPrefix(fields[1], "-") {
 			return "", false
 		}
-		s, _, err := expand.Format(c.expandConfig(st), fields[1], fields[2:])
+		s, _, err := expand.Format(cfg, fields[1], fields[2:])
 		if err != nil {
 			return "", false
 		}
@@ -263,8 +307,11 @@ func (c *checker) pureOutput(cs *syntax.CmdSubst, st *shellState) (string, bool)
 // pureFile reads a small file that the command may read, for $(<file) and
 // $(cat file).
 func (c *checker) pureFile(w *syntax.Word, st *shellState) (string, bool) {
-	name, ok := c.literal(w, st)
-	if !ok || name == "" || strings.HasPrefix(name, "-") {
+	if !c.static(w.Parts, st) {
+		return "", false
+	}
+	name, err := expand.Literal(c.newExpandConfig(st), w)
+	if err != nil || name == "" || strings.HasPrefix(name, "-") {
 		return "", false
 	}
 	abs, err := absPath(name, st.cwd, c.env)
