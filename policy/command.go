@@ -65,8 +65,8 @@ func (c *checker) simple(args []arg, st *shellState, lookup bool) {
 		return
 	}
 	if lookup && !strings.Contains(name, "/") {
-		if c.funcs[name] {
-			return // a function of this script: its body is checked
+		if st.funcs[name] {
+			return // a function this shell certainly defined: its body is checked
 		}
 		if c.builtin(name, args, st) {
 			return
@@ -79,14 +79,44 @@ func (c *checker) simple(args []arg, st *shellState, lookup bool) {
 // builtins handled here (they are then checked as programs).
 func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 	switch name {
+	case "unset":
+		fn := false
+		for _, a := range args[1:] {
+			switch {
+			case !a.known:
+				st.funcs = map[string]bool{} // which function goes is unknown
+			case a.s == "-f":
+				fn = true
+			case a.s == "-v" || strings.HasPrefix(a.s, "-"):
+			default:
+				delete(st.funcs, a.s) // unset NAME removes a function when no variable has the name
+				if !fn {
+					st.vars[a.s] = nil
+				}
+			}
+		}
+		return true
 	case "true", "false", ":", "echo", "test", "[", "pwd", "shift", "exit", "return",
-		"break", "continue", "wait", "type", "unset", "umask", "ulimit",
+		"break", "continue", "wait", "type", "umask", "ulimit",
 		"times", "jobs", "fg", "bg", "disown", "dirs", "popd", "caller", "shopt", "set",
 		"help", "logout", "suspend":
 		return true
 	case "read", "printf", "mapfile", "readarray", "getopts":
 		// They assign variables: the names must not be dangerous ones.
+		for _, a := range args[1:] {
+			if name == "mapfile" || name == "readarray" {
+				if a.known && strings.HasPrefix(a.s, "-") && strings.Contains(a.s, "C") {
+					c.add(Violation{Reason: ReasonDynamicCommand, Resource: name + " -C",
+						Message: name + " -C runs a callback command string, which cannot be checked"})
+				}
+			}
+		}
 		for _, n := range assignedNames(name, args[1:]) {
+			if n.known && strings.ContainsAny(n.s, "[]") {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name + " " + n.s,
+					Message: "a variable name with an array subscript is evaluated by bash and can run commands"})
+				continue
+			}
 			if !n.known {
 				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
 					Message: name + " assigns a variable whose name is known only at run time"})
@@ -173,9 +203,11 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 
 func (c *checker) cd(args []arg, st *shellState) {
 	var target *arg
+	physical := false
 	for i := 1; i < len(args); i++ {
 		a := args[i]
-		if a.known && (a.s == "-L" || a.s == "-P" || a.s == "-e" || a.s == "-@" || a.s == "--") {
+		if a.known && (a.s == "-L" || a.s == "-P" || a.s == "-e" || a.s == "-@" || a.s == "--" || a.s == "-Pe" || a.s == "-eP") {
+			physical = physical || strings.Contains(a.s, "P")
 			continue
 		}
 		target = &args[i]
@@ -188,7 +220,16 @@ func (c *checker) cd(args []arg, st *shellState) {
 		}
 		target = &arg{s: c.env.Home, known: true}
 	}
-	if !target.known || target.s == "-" || (st.cwd == "" && !filepath.IsAbs(target.s)) {
+	if target.known && target.s == "-" {
+		// cd - goes to $OLDPWD.
+		if v, ok := st.vars["OLDPWD"]; ok && v != nil && *v != "" {
+			target = &arg{s: *v, known: true}
+		} else {
+			st.cwd = ""
+			return
+		}
+	}
+	if !target.known || (st.cwd == "" && !filepath.IsAbs(target.s)) {
 		st.cwd = "" // known only at run time: relative paths after it are checked then
 		return
 	}
@@ -199,15 +240,34 @@ func (c *checker) cd(args []arg, st *shellState) {
 		return
 	}
 	c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: "cd " + target.s}))
-	st.cwd = abs
+	st.vars["OLDPWD"] = ptr(st.cwd)
+	if physical {
+		real, err := canonicalize(abs, c.env.fs())
+		if err != nil {
+			st.cwd = ""
+			return
+		}
+		st.cwd = real
+		return
+	}
+	st.cwd = filepath.Clean(abs) // bash's cd is logical by default
 }
 
+func ptr(s string) *string { return &s }
+
 func (c *checker) trap(args []arg, st *shellState) {
-	if len(args) < 3 {
-		return // trap, trap -p, trap -l: no action
+	rest := args[1:]
+	for len(rest) > 0 && rest[0].known && (rest[0].s == "-p" || rest[0].s == "-l" || rest[0].s == "-P") {
+		return // lists traps
 	}
-	action := args[1]
-	if action.known && (action.s == "-" || action.s == "" || strings.HasPrefix(action.s, "-")) {
+	if len(rest) > 0 && rest[0].known && rest[0].s == "--" {
+		rest = rest[1:]
+	}
+	if len(rest) < 2 {
+		return
+	}
+	action := rest[0]
+	if action.known && (action.s == "-" || action.s == "") {
 		return
 	}
 	if !action.known {
@@ -425,10 +485,10 @@ func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
 		c.wrapped(p, leaf, cwd, st)
 	}
 	if p.sp != nil && p.sp.extra != nil {
-		p.sp.extra(c, p, allowed, &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown})
+		p.sp.extra(c, p, allowed, &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown, funcs: st.funcs, cond: st.cond})
 	}
 	if leaf != nil && leaf != p.sp && leaf.extra != nil {
-		leaf.extra(c, p, allowed, &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown})
+		leaf.extra(c, p, allowed, &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown, funcs: st.funcs, cond: st.cond})
 	}
 }
 
@@ -529,8 +589,8 @@ func isAssignment(s string) bool {
 
 // checkArgv checks one fully expanded simple command at run time.
 func (s *Scope) checkArgv(argv []string, cwd string, env Env) []Violation {
-	c := &checker{s: s, env: env, seen: map[string]bool{}, funcs: map[string]bool{}}
-	c.simple(knownArgs(argv), &shellState{cwd: cwd, vars: map[string]*string{}}, true)
+	c := &checker{s: s, env: env, seen: map[string]bool{}}
+	c.simple(knownArgs(argv), newState(cwd), true)
 	return c.vs
 }
 
@@ -540,6 +600,10 @@ func assignedNames(builtin string, args []arg) []arg {
 	valued := map[string]bool{"read": true, "mapfile": true, "readarray": true}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if a.known && builtin == "printf" && strings.HasPrefix(a.s, "-v") && len(a.s) > 2 {
+			names = append(names, arg{s: a.s[2:], known: true}) // -vNAME
+			continue
+		}
 		if a.known && strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
 			flag := a.s[len(a.s)-1:]
 			takesValue := strings.ContainsAny(flag, "adDnNptiuOsCcv") && valued[builtin] || (builtin == "printf" && flag == "v")

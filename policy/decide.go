@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -80,7 +81,11 @@ func (s *Scope) callCwd(call Call, env Env, needed bool) (string, []Violation) {
 			return "", vs
 		}
 	}
-	return abs, nil
+	// The process works in the directory the kernel resolves.
+	if real, err := canonicalize(abs, env.fs()); err == nil {
+		return real, nil
+	}
+	return filepath.Clean(abs), nil
 }
 
 func (s *Scope) filePath(tool, p string, access Access, call Call, env Env) []Violation {

@@ -23,7 +23,7 @@ var dangerousVars = map[string]string{
 	"PERL5OPT": "injects perl options", "PERL5DB": "runs debugger code", "PERLLIB": "loads perl modules", "PERL5LIB": "loads perl modules",
 	"RUBYOPT": "injects ruby options", "RUBYLIB": "loads ruby libraries", "JAVA_TOOL_OPTIONS": "injects JVM options",
 	"_JAVA_OPTIONS": "injects JVM options", "JDK_JAVA_OPTIONS": "injects JVM options", "GOENV": "loads go configuration",
-	"GOTOOLCHAIN": "downloads and runs another Go toolchain", "CGO_CFLAGS": "passes flags to the C compiler", "CGO_CPPFLAGS": "passes flags to the C compiler", "CGO_CXXFLAGS": "passes flags to the C compiler",
+	"CGO_CFLAGS": "passes flags to the C compiler", "CGO_CPPFLAGS": "passes flags to the C compiler", "CGO_CXXFLAGS": "passes flags to the C compiler",
 	"CGO_LDFLAGS": "passes flags to the linker", "CGO_FFLAGS": "passes flags to the compiler", "MAKEFLAGS": "injects make options",
 	"MAKEFILES": "makes make read more makefiles", "MFLAGS": "injects make options", "TAR_OPTIONS": "injects tar options",
 	"RIPGREP_CONFIG_PATH": "loads rg options (such as --pre)", "GREP_OPTIONS": "injects grep options", "SSH_ASKPASS": "runs a program",
@@ -32,7 +32,11 @@ var dangerousVars = map[string]string{
 	"LOCPATH": "loads locale data", "NLSPATH": "loads message catalogs", "HOSTALIASES": "redirects host names",
 	"NPM_CONFIG_SCRIPT_SHELL": "runs npm scripts with another shell", "GIT_TRACE": "writes files",
 	"FPATH": "loads shell functions", "GOROOT": "runs the Go tools of another tree", "JAVA_HOME": "runs another JVM",
-	"SUDO_EDITOR": "runs an editor program", "BASH_LOADABLES_PATH": "loads builtins", "INPUTRC": "loads readline bindings", "TERMINFO": "loads terminal definitions",
+	"SUDO_EDITOR": "runs an editor program", "BASH_LOADABLES_PATH": "loads builtins",
+	"AWKPATH": "loads awk code", "AWKLIBPATH": "loads awk extensions", "MANOPT": "injects man options (--pager)",
+	"VIMINIT": "runs editor commands", "EXINIT": "runs editor commands", "MYVIMRC": "loads editor code", "GVIMINIT": "runs editor commands",
+	"PKG_CONFIG": "names a program go runs", "FC": "names a compiler program", "GCCGO": "names a compiler program",
+	"DIRSTACK": "changes where popd goes", "PROMPT_DIRTRIM": "", "EMACSLOADPATH": "loads lisp code", "GIT_TEMPLATE_DIR": "copies hooks", "INPUTRC": "loads readline bindings", "TERMINFO": "loads terminal definitions",
 }
 
 // programVars name a program that tools run (a pager, an editor, a
@@ -51,6 +55,8 @@ var dangerousVarPrefixes = map[string]string{
 	"CARGO_TARGET_": "can set a runner program", "CARGO_BUILD_": "can set a compiler wrapper",
 	"PIP_": "changes pip configuration", "YARN_": "changes yarn configuration",
 	"npm_config_": "changes npm configuration", "GRADLE_": "changes gradle options", "MAVEN_": "changes maven options",
+	"CGO_CFLAGS_": "changes which compiler flags go allows", "CGO_LDFLAGS_": "changes which linker flags go allows",
+	"CGO_CXXFLAGS_": "changes which compiler flags go allows", "CGO_CPPFLAGS_": "changes which compiler flags go allows",
 }
 
 // safeGitVars are the GIT_* variables that cannot make git run programs or
@@ -63,6 +69,16 @@ var safeGitVars = map[string]bool{
 	"GIT_ICASE_PATHSPECS": true, "GIT_FLUSH": true, "GIT_PROGRESS_DELAY": true, "GIT_MERGE_VERBOSITY": true,
 	"GIT_ADVICE": true, "GIT_DEFAULT_HASH": true,
 }
+
+// writeDirVars name directories programs write to: allowed only when the
+// directory is writable in scope.
+var writeDirVars = map[string]bool{"GOCACHE": true, "GOMODCACHE": true, "GOPATH": true, "GOCOVERDIR": true,
+	"GOTMPDIR": true, "GOBIN": true, "PYTHONPYCACHEPREFIX": true, "TMPDIR": true, "XDG_CACHE_HOME": true,
+	"CARGO_HOME": true, "CARGO_TARGET_DIR": true, "npm_config_cache": true}
+
+// readFileVars name files or directories programs read configuration or
+// code from: allowed only when readable in scope.
+var readFileVars = map[string]bool{"GOWORK": true, "GOFLAGS_FILE": true}
 
 // pathListVars hold lists of directories code is loaded from: allowed only
 // when every entry is readable in scope.
@@ -97,6 +113,32 @@ func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Viola
 		return deny("changes which repository, configuration or helper programs git uses")
 	}
 	switch {
+	case name == "GOTOOLCHAIN":
+		if val == nil || (*val != "local" && *val != "path" && !strings.HasSuffix(*val, "+path")) {
+			return deny("downloads and runs another Go toolchain (only local or path are allowed)")
+		}
+	case name == "GOPROXY" || name == "GONOSUMDB" || name == "GOPRIVATE":
+		if val != nil && strings.Contains(*val, "file:") {
+			return deny("loads modules from local files outside the scope")
+		}
+	case name == "LESS":
+		if val == nil || strings.Contains(*val, "lesskey") || strings.Contains(*val, "-k") || strings.Contains(*val, "LOG") || strings.Contains(*val, "-o") {
+			return deny("injects less options that load key definitions or write files")
+		}
+	case writeDirVars[name]:
+		if val == nil {
+			return deny("names a directory known only at run time that programs write to")
+		}
+		if vs := s.checkPath(*val, AccessWrite, cwd, env, pathSource{}); vs != nil {
+			return deny("makes programs write to " + *val + ", which is outside this session's write scope")
+		}
+	case readFileVars[name]:
+		if val == nil {
+			return deny("names a file known only at run time that programs load")
+		}
+		if vs := s.checkPath(*val, AccessRead, cwd, env, pathSource{}); vs != nil {
+			return deny("makes programs load " + *val + ", which is outside this session's read scope")
+		}
 	case name == "GOFLAGS":
 		if val == nil {
 			return deny("injects go flags known only at run time")
@@ -107,6 +149,9 @@ func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Viola
 		for _, o := range p.occ {
 			if o.opt != nil && (o.opt.eff.dangerous() || o.opt.eff == effWrite || o.opt.eff == effRead) {
 				return deny("injects the go flag " + o.id + ", which " + orDefault(o.opt.why, "reads or writes files"))
+			}
+			if o.id == "-ldflags" || o.id == "-gcflags" || o.id == "-asmflags" {
+				return deny("injects " + o.id + " (which can name programs such as -extld)")
 			}
 		}
 		_ = c

@@ -244,7 +244,7 @@ func awkExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				}
 			case "read":
 				if e.file == "" {
-					c.danger(p, allowed, "getline", "program", "reads a file named at run time")
+					c.danger(p, allowed, "getline", "program", "reads files named at run time (getline, ARGV)")
 				} else {
 					c.operand(e.file, AccessRead, st.cwd, "awk getline")
 				}
@@ -291,7 +291,7 @@ func awkEffects(prog string) []fileEffect {
 		}
 		b.WriteByte(ch)
 	}
-	code := b.String()
+	code := blankRegexps(b.String())
 	strAt := func(pos int) (string, bool) {
 		for _, t := range strs {
 			if t.pos == pos {
@@ -300,8 +300,13 @@ func awkEffects(prog string) []fileEffect {
 		}
 		return "", false
 	}
-	if strings.Contains(code, "system") {
+	if strings.Contains(code, "system") || strings.Contains(code, "@") {
+		// system(), and gawk's @include, @load and @name() indirect calls.
 		out = append(out, fileEffect{kind: "exec"})
+	}
+	if strings.Contains(code, "ARGV") || strings.Contains(code, "ARGC") || strings.Contains(code, "ENVIRON[") && strings.Contains(code, "=") {
+		// Changing ARGV/ARGC makes awk read other files.
+		out = append(out, fileEffect{kind: "read"})
 	}
 	for i := 0; i < len(code); i++ {
 		switch code[i] {
@@ -488,6 +493,10 @@ func tarExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		if !f.known || f.s == "-" {
 			continue
 		}
+		if i := strings.IndexByte(f.s, ':'); i > 0 && !strings.Contains(f.s[:i], "/") && !p.has("--force-local") {
+			c.danger(p, allowed, "-f", "-f "+f.s, "names a remote archive, which runs a remote shell program")
+			continue
+		}
 		if create {
 			c.operand(f.s, AccessWrite, st.cwd, "tar archive")
 		} else {
@@ -504,6 +513,7 @@ func tarExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		for _, a := range p.operands() {
 			if a.known {
 				c.operand(a.s, AccessRead, st.cwd, "tar input")
+				c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true})
 			}
 		}
 	}
@@ -526,15 +536,22 @@ func unzipExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 // and no inline code option, code from standard input.
 func interpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, o := range p.occ {
-		if o.opt != nil && (o.opt.eff == effCode || o.opt.stop) {
-			return // inline code (already refused) or a module (-m)
+		if o.opt != nil && o.opt.stop && o.has {
+			c.pythonModule(p, allowed, o.value, st)
+			return
+		}
+		if o.opt != nil && o.opt.eff == effCode {
+			return // inline code (already refused)
 		}
 		if o.id == "--version" || o.id == "-V" || o.id == "-v" || o.id == "--help" || o.id == "-h" || o.id == "--test" || o.id == "--check" {
 			return
 		}
 	}
+	if p.has("-i") || p.has("--interactive") {
+		c.danger(p, allowed, "-i", "-i", "reads code from standard input after the script")
+	}
 	ops := p.operands()
-	if len(ops) == 0 || (ops[0].known && ops[0].s == "-") {
+	if len(ops) == 0 || (ops[0].known && isStdinPath(ops[0].s)) {
 		c.danger(p, allowed, "-", "without a script", whyStdin)
 		return
 	}
@@ -558,7 +575,7 @@ func shellExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				Message: p.prog + " -c with a command string known only at run time cannot be checked"})
 			return
 		}
-		inner := &shellState{cwd: st.cwd, vars: map[string]*string{}, posKnown: true}
+		inner := &shellState{cwd: st.cwd, vars: map[string]*string{}, funcs: map[string]bool{}, posKnown: true}
 		for _, a := range ops[1:] {
 			if !a.known {
 				inner.posKnown = false
@@ -584,6 +601,43 @@ func shellExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 }
 
 func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	sub := ""
+	if len(p.subPath) > 0 {
+		sub = p.subPath[0]
+	}
+	ops := p.operands()
+	switch sub {
+	case "run", "install", "get", "test", "build", "vet":
+		for _, a := range ops {
+			if a.known && strings.Contains(a.s, "@") && !strings.HasPrefix(a.s, "-") && sub == "run" {
+				c.danger(p, allowed, "run pkg@version", "run "+a.s, "downloads and runs code from outside the scope")
+			}
+		}
+	case "tool":
+		if len(ops) > 0 && ops[0].known && (ops[0].s == "trace" || (ops[0].s == "pprof" && hasPrefixArg(ops, "-http"))) {
+			c.danger(p, allowed, "tool "+ops[0].s, "tool "+ops[0].s, "starts a web server and a browser")
+		}
+	case "mod":
+		for _, a := range ops {
+			if v, ok := strings.CutPrefix(a.s, "-replace="); ok && a.known {
+				if _, to, ok := strings.Cut(v, "="); ok && looksLikePath(to) {
+					c.operand(to, AccessRead, st.cwd, "go mod edit -replace")
+				}
+			}
+		}
+	}
+	for _, a := range ops {
+		if !a.known || !strings.HasPrefix(a.s, "-test.") {
+			continue
+		}
+		name, v, ok := strings.Cut(a.s, "=")
+		switch strings.TrimPrefix(name, "-test.") {
+		case "coverprofile", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace", "outputdir", "testlogfile", "gocoverdir", "fuzzcachedir":
+			if ok {
+				c.operand(v, AccessWrite, st.cwd, "go test "+name)
+			}
+		}
+	}
 	for _, v := range p.values("-ldflags") {
 		if !v.known || strings.Contains(v.s, "extld") {
 			c.danger(p, allowed, "-ldflags", "-ldflags", "can name an external linker program (-extld)")
@@ -597,6 +651,11 @@ func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 }
 
 func makeExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, f := range p.values("-f") {
+		if f.known && isStdinPath(f.s) {
+			c.danger(p, allowed, "-f", "-f "+f.s, "reads a makefile from standard input, which cannot be checked")
+		}
+	}
 	for _, a := range p.operands() {
 		if !a.known {
 			c.danger(p, allowed, "VAR=", "argument known only at run time", "may set a variable that recipes run")
@@ -723,6 +782,7 @@ func gitConfigExtra(c *checker, p *parsed, allowed allowEntries, st *shellState)
 // elsewhere) can set core.fsmonitor, core.pager… and run programs on any
 // git command.
 func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	gitPathsExtra(c, p, allowed, st)
 	if len(p.values("--exec-path")) > 0 {
 		c.danger(p, allowed, "--exec-path", "--exec-path=…", "runs git's subcommands from another directory")
 	}
@@ -841,4 +901,87 @@ func ddExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 			c.operand(v, AccessWrite, st.cwd, "dd of=")
 		}
 	}
+}
+
+// isStdinPath reports whether a script path is standard input in disguise.
+func isStdinPath(s string) bool {
+	return s == "-" || s == "/dev/stdin" || s == "/dev/tty" || strings.HasPrefix(s, "/dev/fd/") ||
+		strings.HasPrefix(s, "/proc/self/fd/") || strings.HasPrefix(s, "/dev/pts/")
+}
+
+// pythonModules are modules that run code given on their command line or
+// standard input, or start other programs.
+var pythonModules = map[string]string{
+	"timeit": "runs code given as arguments", "code": "runs code from standard input", "pdb": "runs debugger commands",
+	"ensurepip": "installs packages outside the scope", "webbrowser": "starts a browser", "antigravity": "starts a browser",
+	"idlelib": "runs an interactive shell", "runpy": "runs arbitrary modules", "cProfile": "", "profile": "",
+	"venv": "", "pydoc": "", "turtledemo": "runs demo code",
+}
+
+// pythonModule checks python -m MODULE: package managers are checked as the
+// program they are, modules that run inline code are dangerous.
+func (c *checker) pythonModule(p *parsed, allowed allowEntries, mod arg, st *shellState) {
+	if !mod.known {
+		c.danger(p, allowed, "-m", "-m with a module known only at run time", "cannot be checked")
+		return
+	}
+	name := mod.s
+	if name == "pip" || name == "pip3" {
+		c.simple(append([]arg{{s: "pip", known: true}}, p.operands()...), st, false)
+		return
+	}
+	if why := pythonModules[name]; why != "" {
+		c.danger(p, allowed, "-m "+name, "-m "+name, why)
+	}
+}
+
+// blankRegexps replaces the text of awk regular expression literals with x,
+// so that parentheses, semicolons and > inside them are not read as code.
+// A / starts a regexp where an operand is expected.
+func blankRegexps(code string) string {
+	b := []byte(code)
+	prev := byte(0)
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
+		if ch == '/' && (prev == 0 || strings.IndexByte("(,~!{;&|?:=\n", prev) >= 0 || endsWithWord(b[:i], "print", "printf", "return", "in")) {
+			j := i + 1
+			for j < len(b) && b[j] != '/' && b[j] != '\n' {
+				if b[j] == '\\' && j+1 < len(b) {
+					b[j] = 'x'
+					j++
+				}
+				b[j] = 'x'
+				j++
+			}
+			i = j
+			prev = 'x'
+			continue
+		}
+		if ch != ' ' && ch != '\t' {
+			prev = ch
+		}
+	}
+	return string(b)
+}
+
+func endsWithWord(b []byte, words ...string) bool {
+	t := strings.TrimRight(string(b), " \t")
+	for _, w := range words {
+		if strings.HasSuffix(t, w) {
+			k := len(t) - len(w)
+			if k == 0 || !(t[k-1] == '_' || t[k-1] >= 'a' && t[k-1] <= 'z' || t[k-1] >= 'A' && t[k-1] <= 'Z' || t[k-1] >= '0' && t[k-1] <= '9') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasPrefixArg(args []arg, prefix string) bool {
+	for _, a := range args {
+		if a.known && strings.HasPrefix(a.s, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"sort"
 	"strings"
 )
 
@@ -88,6 +89,8 @@ type spec struct {
 	appendsInput bool
 	// split names an option whose value is split into words and run (env -S).
 	split string
+	// abbrev: subcommands may be abbreviated to a unique prefix (npm).
+	abbrev bool
 }
 
 func (sp *spec) lookup(name string) *option {
@@ -233,12 +236,26 @@ func (p *parsed) parse(sp *spec, argv []arg, base int) {
 		s := a.s
 		if s == "--" {
 			endOpts = true
+			if sp != nil && sp.wrapper && i+1 < len(argv) {
+				// env -- CMD, timeout -- 5 CMD, xargs -- CMD: the command follows.
+				p.addPos(argv[i+1], base+i+1)
+				if p.afterOperand(sp, argv, i+1, base) {
+					return
+				}
+			}
 			continue
 		}
 		exact := false
 		if sp != nil && !strings.HasPrefix(s, "--") {
 			name, _, _ := strings.Cut(s, "=")
 			exact = len(name) > 2 && sp.lookup(name) != nil // -TT, -cols
+			if !exact && !sp.singleDash {
+				// A multi-letter single-dash option with its value attached: -TTcmd.
+				if o, n := sp.longestShortPrefix(s); o != nil && o.arity != flagOpt {
+					p.occ = append(p.occ, occurrence{opt: o, id: o.names[0], text: s, value: arg{s: s[n:], known: true}, has: true})
+					continue
+				}
+			}
 		}
 		if exact || strings.HasPrefix(s, "--") || (sp != nil && sp.singleDash) {
 			name, val, hasEq := strings.Cut(s, "=")
@@ -319,11 +336,15 @@ func (p *parsed) afterOperand(sp *spec, argv []arg, i, base int) bool {
 		p.dynamicSub = true
 		return false
 	}
-	sub := sp.subs[a.s]
+	name := a.s
+	if sp.abbrev {
+		name = sp.expandAbbrev(name)
+	}
+	sub := sp.subs[name]
 	if sub == nil {
 		sub = sp.defSub
 	}
-	p.subPath = append(p.subPath, a.s)
+	p.subPath = append(p.subPath, name)
 	if sub == nil {
 		return false
 	}
@@ -335,4 +356,48 @@ func (p *parsed) afterOperand(sp *spec, argv []arg, i, base int) bool {
 func (p *parsed) addPos(a arg, idx int) {
 	p.pos = append(p.pos, a)
 	p.posIdx = append(p.posIdx, idx)
+}
+
+// expandAbbrev resolves an abbreviated subcommand: an exact name stays; a
+// prefix of dangerous subcommands becomes the first of them (failing
+// closed), else the one subcommand it abbreviates.
+func (sp *spec) expandAbbrev(name string) string {
+	if _, ok := sp.subs[name]; ok {
+		return name
+	}
+	if _, ok := sp.subDanger[name]; ok {
+		return name
+	}
+	var danger, found []string
+	for n := range sp.subDanger {
+		if strings.HasPrefix(n, name) && sp.subDanger[n] != "" {
+			danger = append(danger, n)
+		}
+	}
+	if len(danger) > 0 {
+		sort.Strings(danger)
+		return danger[0]
+	}
+	for n := range sp.subs {
+		if strings.HasPrefix(n, name) {
+			found = append(found, n)
+		}
+	}
+	if len(found) == 1 {
+		return found[0]
+	}
+	return name
+}
+
+// longestShortPrefix finds a multi-letter single-dash option (zip's -TT)
+// that starts s, and its length.
+func (sp *spec) longestShortPrefix(s string) (*option, int) {
+	var best *option
+	n := 0
+	for name, o := range sp.index {
+		if len(name) > 2 && !strings.HasPrefix(name, "--") && strings.HasPrefix(s, name) && len(name) > n {
+			best, n = o, len(name)
+		}
+	}
+	return best, n
 }

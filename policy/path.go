@@ -91,8 +91,8 @@ type pathSource struct {
 	what     string // e.g. "argument of cat"; empty for file tools
 }
 
-// absPath turns a path of a call into an absolute, cleaned one: ~ expanded,
-// relative paths joined to cwd.
+// absPath turns a path of a call into an absolute one: ~ expanded,
+// relative paths joined to cwd. It is not cleaned (see checkAbs).
 func absPath(p, cwd string, env Env) (string, error) {
 	switch {
 	case p == "":
@@ -122,9 +122,11 @@ func absPath(p, cwd string, env Env) (string, error) {
 		if cwd == "" {
 			return "", errors.New("relative path and no working directory")
 		}
-		p = filepath.Join(cwd, p)
+		p = cwd + "/" + p
 	}
-	return filepath.Clean(p), nil
+	// Not cleaned: "link/.." is the parent of the link's target for the
+	// kernel, so ".." is resolved with the symlinks (canonicalize).
+	return p, nil
 }
 
 // checkPath applies DESIGN.md's path rules to one access. cwd must already
@@ -137,10 +139,13 @@ func (s *Scope) checkPath(p string, access Access, cwd string, env Env, src path
 	return s.checkAbs(abs, access, env, src)
 }
 
-// checkAbs checks an absolute, cleaned path.
-func (s *Scope) checkAbs(abs string, access Access, env Env, src pathSource) []Violation {
+// checkAbs checks an absolute path: its cleaned spelling (the literal path)
+// and where the kernel would really reach (symlinks and ".." resolved
+// component by component) must both pass.
+func (s *Scope) checkAbs(raw string, access Access, env Env, src pathSource) []Violation {
 	fsys := env.fs()
-	resolved, info, err := canonicalizeInfo(abs, fsys)
+	abs := filepath.Clean(raw)
+	resolved, info, err := canonicalizeInfo(raw, fsys)
 	if err != nil {
 		return []Violation{{Reason: ReasonPathNotInScope, Resource: abs,
 			Message: fmt.Sprintf("cannot resolve %s: %v", abs, err)}}

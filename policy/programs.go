@@ -116,7 +116,7 @@ func buildPrograms() programs {
 	add(&spec{operands: opWrite}, "unlink")
 	add(&spec{operands: opWrite, opts: opts(fl("-a --append"), fl("-i --ignore-interrupts"), oval("--output-error"))}, "tee")
 	add(&spec{operands: opSkipFirst, opts: opts(rd("--reference"), fl("-R --recursive"), fl("-v --verbose"), fl("-c --changes"), fl("-f --silent --quiet"))}, "chmod", "chown", "chgrp")
-	add(&spec{operands: opWriteLast, opts: opts(wr("-t --target-directory"), fl("-r -R --recursive"), fl("-f --force"),
+	add(&spec{operands: opWriteLast, extra: cpExtra, opts: opts(wr("-t --target-directory"), fl("-r -R --recursive"), fl("-f --force"),
 		fl("-a --archive"), fl("-p"), oval("--preserve"), val("-S --suffix"), fl("-n --no-clobber"), fl("-u --update"), fl("-v --verbose"),
 		fl("-l --link"), fl("-s --symbolic-link"), fl("-T --no-target-directory"), oval("--backup"), fl("-b"))}, "cp")
 	add(&spec{operands: opWrite, opts: opts(wr("-t --target-directory"), fl("-f --force"), fl("-n --no-clobber"), fl("-u --update"),
@@ -163,7 +163,7 @@ func buildPrograms() programs {
 	add(&spec{operands: opPatternFirst, opts: opts(pat("-e --regexp"), patFile("-f --file"), val("-m --max-count"), val("-A --after-context"),
 		val("-B --before-context"), val("-C --context"), val("-d --directories"), val("-D --devices"), val("--label"), val("--include"),
 		val("--exclude"), val("--exclude-dir"), rd("--exclude-from"), oval("--color --colour"), val("--binary-files"), val("--group-separator"),
-		fl("-r -R --recursive --dereference-recursive"), flags("-i -v -n -l -L -c -o -q -s -w -x -E -F -G -P -H -h -a -I -z -Z -b -U"))},
+		fl("-r -R --recursive --dereference-recursive"), flags("-i -v -n -l -L -c -o -q -s -w -x -E -F -G -P -H -h -a -I -z -Z -b -U")), extra: grepExtra},
 		"grep", "egrep", "fgrep", "rgrep", "zgrep")
 	add(&spec{operands: opPatternFirst, opts: opts(pat("-e --regexp"), patFile("-f --file"),
 		exe("--pre", "runs a preprocessor program on every file"), exe("--hostname-bin", "runs a program to find the host name"),
@@ -172,7 +172,8 @@ func buildPrograms() programs {
 		val("-j --threads"), val("-M --max-columns"), val("-E --encoding"), val("--colors"), val("--color"), val("--sort"), val("--sortr"),
 		val("--engine"), rd("--ignore-file"), val("--path-separator"), val("-d --max-depth"), val("--max-filesize"), val("--dfa-size-limit"),
 		val("--regex-size-limit"), val("--context-separator"), val("--field-match-separator"), val("--field-context-separator"),
-		val("--hyperlink-format"), val("-V --version"))}, "rg")
+		val("--hyperlink-format"), val("-V --version"), opt("--files", flagOpt, effPattern, ""), fl("--type-list"), fl("--hidden -."), fl("--no-ignore"),
+		fl("-u"), fl("-uu"), fl("-uuu")), extra: rgExtra}, "rg")
 	add(&spec{operands: opPatternFirst, opts: opts(exe("-x --exec", "runs a command for every match"), exe("-X --exec-batch", "runs a command on the matches"),
 		val("-e --extension"), val("-t --type"), val("-E --exclude"), val("-d --max-depth"), val("--min-depth"), val("--exact-depth"),
 		val("-S --size"), val("--changed-within"), val("--changed-before"), val("-o --owner"), chdir("--base-directory"), rd("--search-path"),
@@ -184,7 +185,7 @@ func buildPrograms() programs {
 	add(&spec{operands: opPatternFirst, opts: opts(inPlaceSuffix("-i --in-place"), pat("-e --expression"), patFile("-f --file"),
 		val("-l --line-length"), fl("-n --quiet --silent"), fl("-E -r --regexp-extended"), fl("-s --separate"), fl("-u --unbuffered"),
 		fl("-z --null-data"), fl("--posix"), fl("--debug"), fl("--sandbox")), extra: sedExtra}, "sed", "gsed")
-	add(&spec{operands: opPatternFirst, opts: opts(patFile("-f --file"), pat("-e --source"), rd("-i --include"),
+	add(&spec{operands: opPatternFirst, opts: opts(patFile("-f --file"), pat("-e --source"), code("-i --include", "loads awk code from a file"),
 		dflag("-l --load", "loads a shared library"), patFile("-E --exec"), val("-v --assign"), val("-F --field-separator"),
 		owr("-o --pretty-print"), owr("-p --profile"), owr("-d --dump-variables"), oval("-D --debug"), oval("-L --lint"),
 		fl("-S --sandbox"), flags("-b -c -C -g -h -M -n -N -O -P -r -s -t -V")), extra: awkExtra}, "awk", "gawk", "mawk", "nawk")
@@ -198,7 +199,7 @@ func buildPrograms() programs {
 		exe("--checkpoint-action", "runs actions (exec=…) at checkpoints"), exe("-F --info-script --new-volume-script", "runs a script between volumes"),
 		exe("--rsh-command", "runs a remote shell program"), exe("--rmt-command", "runs a remote tape program"),
 		chdir("-C --directory"), val("-f --file"), rd("-T --files-from"), rd("-X --exclude-from"), wr("-g --listed-incremental"),
-		wr("--index-file"), dflag("-P --absolute-names", "writes or reads outside the target directory"),
+		wr("--index-file"), wr("--one-top-level"), wr("--volno-file"), dflag("-P --absolute-names", "writes or reads outside the target directory"),
 		fl("-x --extract --get"), fl("-c --create"), fl("-r --append"), fl("-u --update"), fl("-A --catenate --concatenate"),
 		fl("-t --list"), fl("-d --diff --compare"), fl("--delete"), val("-b --blocking-factor"), val("-K --starting-file"),
 		val("-N --newer --after-date"), val("-L --tape-length"), val("-V --label"), val("-H --format"), val("--exclude"),
@@ -266,7 +267,7 @@ func buildPrograms() programs {
 		flags("-a -r -v -z -P -n -u -l -L -p -t -g -o -D -H -A -X -c -h -q -i -W -x -R -S --delete --dry-run --archive --progress"))}, "rsync")
 
 	// Pagers and editors.
-	add(&spec{extra: lessExtra, opts: opts(wr("-o --log-file"), wr("-O --LOG-FILE"), rd("-k --lesskey-file"), rd("--lesskey-src"),
+	add(&spec{extra: lessExtra, opts: opts(wr("-o --log-file"), wr("-O --LOG-FILE"), conf("-k --lesskey-file", "loads key bindings that can set LESSOPEN"), conf("--lesskey-src --lesskey-content", "loads key bindings that can set LESSOPEN"),
 		rd("-T --tag-file"), val("-p --pattern"), val("-t --tag"), val("-x --tabs"), val("-b --buffers"), val("-h --max-back-scroll"),
 		val("-y --max-forw-scroll"), val("-z --window"), val("-j --jump-target"), val("-P --prompt"), val("-#"),
 		flags("-R -r -S -N -n -i -I -F -X -K -E -e -s -c -C -q -Q -g -G -m -M -a -A -B -d -D -f -L -u -U -V -w -W"))}, "less", "more", "most")
@@ -318,28 +319,34 @@ func gitSpec() *spec {
 	}
 	sub := func(extra ...option) *spec { return &spec{opts: append(append([]option{}, common...), extra...)} }
 	subs := map[string]*spec{
-		"clone":        sub(exe("-u", "runs a program as the remote upload-pack"), conf("-c", whyConfig), fl("--recursive --recurse-submodules")),
-		"fetch":        sub(),
-		"pull":         sub(),
-		"ls-remote":    sub(exe("-u", "runs a program as the remote upload-pack")),
-		"push":         sub(fl("-f --force --force-with-lease --force-if-includes"), fl("--mirror"), fl("-d --delete"), fl("-u --set-upstream")),
-		"archive":      sub(wr("-o")),
-		"rebase":       sub(exe("-x", "runs a command after every commit")),
-		"grep":         sub(exe("-O", "runs a pager program on the matches")),
-		"difftool":     sub(exe("-x", "runs a diff program"), fl("-y --no-prompt")),
-		"mergetool":    sub(),
-		"format-patch": sub(wr("-o --output-directory")),
-		"commit":       sub(rd("-t --template"), fl("-a --all"), val("-m --message"), val("-c -C --reuse-message --reedit-message"), oval("--fixup"), oval("--squash")),
-		"send-email":   sub(exe("--smtp-server", "can run a local sendmail program"), exe("--to-cmd --cc-cmd --header-cmd --sendmail-cmd", whyExec)),
-		"config":       {extra: gitConfigExtra},
-		"submodule":    {subDanger: map[string]string{"foreach": "runs a shell command in every submodule"}},
-		"bisect":       {subDanger: map[string]string{"run": "runs a script for every step"}},
-		"worktree":     {operands: opRead, subs: map[string]*spec{"add": sub()}},
-		"bundle":       {subs: map[string]*spec{"create": {operands: opWriteFirst}}},
-		"init":         sub(),
-		"update-index": sub(),
-		"apply":        sub(dflag("--unsafe-paths", "writes outside the working tree")),
-		"am":           sub(),
+		"clone":          sub(exe("-u", "runs a program as the remote upload-pack"), conf("-c", whyConfig), fl("--recursive --recurse-submodules")),
+		"fetch":          sub(),
+		"pull":           sub(),
+		"ls-remote":      sub(exe("-u", "runs a program as the remote upload-pack")),
+		"push":           sub(fl("-f --force --force-with-lease --force-if-includes --mirror"), fl("-d --delete"), fl("-u --set-upstream")),
+		"archive":        sub(wr("-o")),
+		"rebase":         sub(exe("-x", "runs a command after every commit")),
+		"grep":           sub(exe("-O", "runs a pager program on the matches")),
+		"difftool":       sub(exe("-x", "runs a diff program"), fl("-y --no-prompt")),
+		"mergetool":      sub(),
+		"format-patch":   sub(wr("-o --output-directory")),
+		"commit":         sub(rd("-t --template"), fl("-a --all"), val("-m --message"), val("-c -C --reuse-message --reedit-message"), oval("--fixup"), oval("--squash")),
+		"send-email":     sub(exe("--smtp-server", "can run a local sendmail program"), exe("--to-cmd --cc-cmd --header-cmd --sendmail-cmd", whyExec)),
+		"config":         {extra: gitConfigExtra},
+		"reset":          sub(fl("--hard"), fl("--soft"), fl("--mixed"), fl("--merge"), fl("--keep")),
+		"clean":          sub(fl("-f --force"), fl("-d"), fl("-x"), fl("-X"), fl("-n --dry-run"), fl("-i --interactive")),
+		"help":           sub(dflag("-w --web", "starts a browser"), dflag("-m --man", "runs man with its pager"), fl("-a --all")),
+		"checkout-index": sub(wr("--prefix")),
+		"fast-export":    sub(wr("--export-marks"), rd("--import-marks")),
+		"fast-import":    sub(wr("--export-marks"), rd("--import-marks")),
+		"submodule":      {subDanger: map[string]string{"foreach": "runs a shell command in every submodule"}},
+		"bisect":         {subDanger: map[string]string{"run": "runs a script for every step"}},
+		"worktree":       {operands: opRead, subs: map[string]*spec{"add": sub()}},
+		"bundle":         {subs: map[string]*spec{"create": {operands: opWriteFirst}}},
+		"init":           {operands: opWrite, opts: append(append([]option{}, common...), conf("--template", "copies hooks from a template directory"))},
+		"update-index":   sub(),
+		"apply":          sub(dflag("--unsafe-paths", "writes outside the working tree")),
+		"am":             sub(),
 	}
 	return &spec{
 		extra: gitExtra,
@@ -352,6 +359,7 @@ func gitSpec() *spec {
 		subDanger: map[string]string{
 			"filter-branch": "runs shell filters", "filter-repo": "runs code callbacks", "instaweb": "starts a web server and a browser",
 			"daemon": "starts a server", "web--browse": "runs a browser program", "remote-ext": "runs a command as a remote",
+			"maintenance": "installs scheduled jobs outside the scope", "difftool": "runs a diff tool program", "mergetool": "runs a merge tool program",
 			"credential": "talks to credential helper programs",
 		},
 		defSub: sub(),
@@ -361,7 +369,7 @@ func gitSpec() *spec {
 func goSpec() *spec {
 	build := opts(
 		exe("-exec", "runs the built binary through another program"), exe("-toolexec", "runs every build tool through another program"),
-		wr("-o"), rd("-overlay"), rd("-modfile"), val("-pgo"), val("-ldflags"), val("-gcflags"), val("-asmflags"), val("-gccgoflags"),
+		wr("-o"), rd("-overlay"), rd("-modfile"), rd("-pgo"), val("-ldflags"), val("-gcflags"), val("-asmflags"), val("-gccgoflags"),
 		val("-tags"), val("-mod"), val("-p"), val("-count"), val("-run"), val("-bench"), val("-benchtime"), val("-timeout"),
 		val("-cpu"), val("-parallel"), val("-coverpkg"), val("-covermode"), val("-shuffle"), val("-skip"), val("-fuzz"),
 		val("-fuzztime"), val("-fuzzminimizetime"), val("-list"), val("-buildmode"), val("-compiler"), val("-installsuffix"),
@@ -383,7 +391,7 @@ func goSpec() *spec {
 }
 
 func npmSpec() *spec {
-	global := opts(exe("--script-shell", "runs scripts with another shell"), chdir("-C --prefix"),
+	global := opts(exe("--script-shell", "runs scripts with another shell"), chdir("-C --prefix"), exe("--browser", "runs a browser program"),
 		conf("--userconfig --globalconfig", "loads configuration that can set the script shell"),
 		code("--node-options", "passes options (such as --require) to node"), exe("-c --call", whyExec), exe("--shell", whyExec),
 		exe("--editor", whyExec), val("-w --workspace"), fl("-ws --workspaces"), fl("-y --yes"), val("--registry"), val("--tag"),
@@ -398,9 +406,11 @@ func npmSpec() *spec {
 			"c":      {opts: global, subDanger: map[string]string{"set": whyConfig, "edit": whyConfig, "delete": whyConfig}},
 			"init":   s(), "create": s(), "exec": s(), "x": s(),
 		},
+		abbrev: true,
 		subDanger: map[string]string{"exec": "runs a package's program, fetched if needed", "x": "runs a package's program, fetched if needed",
 			"explore": "runs a shell in a package", "set": whyConfig, "edit": "runs an editor", "create": "runs a remote initializer package",
-			"init": "runs a remote initializer package when given one", "restart": "", "exec-script": ""},
+			"init": "runs a remote initializer package when given one", "link": "links packages into the global prefix",
+			"ln": "links packages into the global prefix"},
 		extra: npmExtra,
 	}
 }

@@ -18,7 +18,6 @@ const maxNesting = 16
 type checker struct {
 	s     *Scope
 	env   Env
-	funcs map[string]bool
 	vs    []Violation
 	seen  map[string]bool // dedup of violations
 	depth int
@@ -33,15 +32,37 @@ type shellState struct {
 	vars     map[string]*string
 	pos      []string // positional parameters $1…, when known (sh -c)
 	posKnown bool
-	cfg      *expand.Config // built on first use; never shared by clones
+	// funcs are the functions certainly defined at this point of this
+	// shell: declared earlier, unconditionally, and not unset since.
+	funcs map[string]bool
+	// cond counts the conditional constructs around the walk: a function
+	// declared inside one may or may not exist afterwards.
+	cond int
+	// numeric are variables last assigned by arithmetic: they hold numbers.
+	numeric map[string]bool
+	cfg     *expand.Config // built on first use; never shared by clones
 }
 
 func (st *shellState) clone() *shellState {
-	c := &shellState{cwd: st.cwd, vars: make(map[string]*string, len(st.vars)), pos: st.pos, posKnown: st.posKnown}
+	c := &shellState{cwd: st.cwd, vars: make(map[string]*string, len(st.vars)), pos: st.pos, posKnown: st.posKnown,
+		funcs: make(map[string]bool, len(st.funcs)), cond: st.cond, numeric: make(map[string]bool, len(st.numeric))}
+	for k := range st.numeric {
+		c.numeric[k] = true
+	}
 	for k, v := range st.vars {
 		c.vars[k] = v
 	}
+	for k := range st.funcs {
+		c.funcs[k] = true
+	}
 	return c
+}
+
+// conditional walks f with the state marked conditional.
+func (st *shellState) conditional(f func()) {
+	st.cond++
+	defer func() { st.cond-- }()
+	f()
 }
 
 func (c *checker) add(v Violation) {
@@ -67,7 +88,7 @@ func newParser() *syntax.Parser {
 // checkShell decides a shell command: every simple command anywhere in it.
 func (s *Scope) checkShell(cmd, cwd string, env Env) []Violation {
 	c := &checker{s: s, env: env, seen: map[string]bool{}}
-	c.program(cmd, &shellState{cwd: cwd, vars: map[string]*string{}})
+	c.program(cmd, newState(cwd))
 	return c.vs
 }
 
@@ -103,20 +124,10 @@ func (c *checker) program(src string, st *shellState) {
 	}
 	c.depth++
 	defer func() { c.depth-- }()
-	if c.funcs == nil {
-		c.funcs = map[string]bool{}
-	}
 	total := 0
 	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.FuncDecl:
-			for _, name := range funcNames(n) {
-				c.funcs[name] = true
-			}
-		case *syntax.CallExpr:
-			if len(n.Args) > 0 {
-				total++
-			}
+		if ce, ok := n.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
+			total++
 		}
 		return true
 	})
@@ -160,19 +171,23 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 			return
 		}
 		c.stmt(cmd.X, st)
-		c.stmt(cmd.Y, st)
+		st.conditional(func() { c.stmt(cmd.Y, st) }) // && and ||
 	case *syntax.Block:
 		c.stmts(cmd.Stmts, st)
 	case *syntax.Subshell:
 		c.stmts(cmd.Stmts, st.clone())
 	case *syntax.IfClause:
-		for ic := cmd; ic != nil; ic = ic.Else {
-			c.stmts(ic.Cond, st)
-			c.stmts(ic.Then, st)
-		}
+		st.conditional(func() {
+			for ic := cmd; ic != nil; ic = ic.Else {
+				c.stmts(ic.Cond, st)
+				c.stmts(ic.Then, st)
+			}
+		})
 	case *syntax.WhileClause:
-		c.stmts(cmd.Cond, st)
-		c.stmts(cmd.Do, st)
+		st.conditional(func() {
+			c.stmts(cmd.Cond, st)
+			c.stmts(cmd.Do, st)
+		})
 	case *syntax.ForClause:
 		switch loop := cmd.Loop.(type) {
 		case *syntax.WordIter:
@@ -192,18 +207,27 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 			c.arithm(loop.Cond, st)
 			c.arithm(loop.Post, st)
 		}
-		c.stmts(cmd.Do, st)
+		st.conditional(func() { c.stmts(cmd.Do, st) })
 	case *syntax.CaseClause:
 		c.words([]*syntax.Word{cmd.Word}, st)
-		for _, item := range cmd.Items {
-			for _, p := range item.Patterns {
-				c.nested(p, st)
+		st.conditional(func() {
+			for _, item := range cmd.Items {
+				for _, p := range item.Patterns {
+					c.nested(p, st)
+				}
+				c.stmts(item.Stmts, st)
 			}
-			c.stmts(item.Stmts, st)
-		}
+		})
 	case *syntax.FuncDecl:
 		if cmd.Body != nil {
 			c.stmt(cmd.Body, st.clone())
+		}
+		for _, name := range funcNames(cmd) {
+			if st.cond == 0 {
+				st.funcs[name] = true
+			} else {
+				delete(st.funcs, name) // may or may not be defined
+			}
 		}
 	case *syntax.ArithmCmd:
 		c.arithm(cmd.X, st)
@@ -236,8 +260,21 @@ func (c *checker) testExpr(x syntax.TestExpr, st *shellState) {
 	case *syntax.BinaryTest:
 		c.testExpr(x.X, st)
 		c.testExpr(x.Y, st)
+		if x.Op >= syntax.TsEql && x.Op <= syntax.TsGeq {
+			// -eq and friends evaluate both sides as arithmetic.
+			for _, side := range []syntax.TestExpr{x.X, x.Y} {
+				if w, ok := side.(*syntax.Word); ok {
+					c.arithVars(w, st)
+				}
+			}
+		}
 	case *syntax.UnaryTest:
 		c.testExpr(x.X, st)
+		if x.Op == syntax.TsVarSet {
+			if w, ok := x.X.(*syntax.Word); ok {
+				c.subscriptName(w, st)
+			}
+		}
 	case *syntax.ParenTest:
 		c.testExpr(x.X, st)
 	case *syntax.Word:
@@ -249,6 +286,7 @@ func (c *checker) arithm(x syntax.ArithmExpr, st *shellState) {
 	if x == nil {
 		return
 	}
+	c.arithVars(x, st)
 	syntax.Walk(x, func(n syntax.Node) bool {
 		if w, ok := n.(*syntax.Word); ok {
 			c.nested(w, st)
@@ -273,6 +311,10 @@ func (c *checker) nested(w *syntax.Word, st *shellState) {
 		case *syntax.ProcSubst:
 			c.stmts(n.Stmts, st.clone())
 			return false
+		case *syntax.ArithmExp:
+			c.arithVars(n.X, st)
+		case *syntax.ParamExp:
+			c.paramOps(n, st)
 		}
 		return true
 	})
@@ -282,6 +324,12 @@ func (c *checker) declClause(d *syntax.DeclClause, st *shellState) {
 	// declare/typeset/export/local/readonly/nameref: assignments that may
 	// set dangerous variables.
 	for _, a := range d.Args {
+		if a.Naked && a.Value != nil {
+			if v, ok := c.literal(a.Value, st); ok && strings.HasPrefix(v, "-") && strings.Contains(v, "n") {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: d.Variant.Value + " " + v,
+					Message: "name references make assignments reach other variables; assign variables directly"})
+			}
+		}
 		c.assign(a, st, true)
 	}
 }
@@ -332,6 +380,12 @@ func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
 			return // export NAME: value unchanged
 		}
 		st.vars[name] = val
+		delete(st.numeric, name)
+		if a.Value != nil && len(a.Value.Parts) == 1 {
+			if _, ok := a.Value.Parts[0].(*syntax.ArithmExp); ok {
+				st.numeric[name] = true // x=$((…)) holds a number
+			}
+		}
 	}
 }
 
@@ -452,4 +506,18 @@ func funcNames(fd *syntax.FuncDecl) []string {
 		out = append(out, n.Value)
 	}
 	return out
+}
+
+func newState(cwd string) *shellState {
+	return &shellState{cwd: cwd, vars: map[string]*string{}, funcs: map[string]bool{}, numeric: map[string]bool{}}
+}
+
+// subscriptName refuses a variable name with an array subscript that is not
+// plain: bash evaluates subscripts (test -v 'a[$(cmd)]').
+func (c *checker) subscriptName(w *syntax.Word, st *shellState) {
+	v, ok := c.literal(w, st)
+	if !ok || (strings.Contains(v, "[") && !safeArith(strings.TrimSuffix(v[strings.IndexByte(v, '[')+1:], "]"))) {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: clip(nodeText(w)),
+			Message: "a variable name with an array subscript is evaluated by bash and can run commands"})
+	}
 }

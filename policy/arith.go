@@ -1,0 +1,140 @@
+package policy
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// safeArith reports whether a variable's known value is plain arithmetic:
+// bash evaluates variables recursively in arithmetic, and array subscripts
+// in their values run command substitutions ($((x)) with x='a[$(cmd)]').
+func safeArith(v string) bool {
+	return !strings.ContainsAny(v, "[]$`")
+}
+
+// arithVars checks the variables an arithmetic expression reads; it returns
+// the names assigned in it (they hold numbers afterwards).
+func (c *checker) arithVars(x syntax.ArithmExpr, st *shellState) {
+	if x == nil {
+		return
+	}
+	var assigned []string
+	var visit func(n syntax.Node) bool
+	visit = func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.BinaryArithm:
+			if n.Op >= syntax.Assgn && n.Op <= syntax.ShrAssgn {
+				if w, ok := n.X.(*syntax.Word); ok && arithIdent(w) != "" {
+					assigned = append(assigned, arithIdent(w))
+					syntax.Walk(n.Y, visit)
+					return false
+				}
+			}
+		case *syntax.UnaryArithm:
+			if n.Op == syntax.Inc || n.Op == syntax.Dec {
+				if w, ok := n.X.(*syntax.Word); ok && arithIdent(w) != "" {
+					assigned = append(assigned, arithIdent(w))
+					return false
+				}
+			}
+		case *syntax.Word:
+			if name := arithIdent(n); name != "" {
+				c.arithRead(name, st)
+			}
+			for _, p := range n.Parts {
+				if pe, ok := p.(*syntax.ParamExp); ok && pe.Param != nil {
+					c.arithRead(pe.Param.Value, st)
+				}
+			}
+			return false
+		}
+		return true
+	}
+	syntax.Walk(x, visit)
+	for _, name := range assigned {
+		st.numeric[name] = true
+		st.vars[name] = nil
+	}
+}
+
+func (c *checker) arithRead(name string, st *shellState) {
+	if st.numeric[name] {
+		return
+	}
+	if v, ok := c.varValue(name, st); ok && safeArith(v) {
+		return
+	}
+	c.add(Violation{Reason: ReasonDynamicCommand, Resource: "$((" + name + "))",
+		Message: "arithmetic on " + name + ", whose value is known only at run time, can run commands in bash (array subscripts are evaluated); assign it a number first"})
+}
+
+// arithIdent returns the variable name a bare arithmetic operand reads.
+func arithIdent(w *syntax.Word) string {
+	if len(w.Parts) != 1 {
+		return ""
+	}
+	lit, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || lit.Value == "" {
+		return ""
+	}
+	v := lit.Value
+	if v[0] >= '0' && v[0] <= '9' {
+		return ""
+	}
+	for _, r := range v {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return ""
+		}
+	}
+	return v
+}
+
+// paramOps refuses parameter expansions bash evaluates as code: ${x@P}
+// (prompt expansion runs substitutions), ${!x} of a value that is not a
+// plain name (an array subscript is evaluated), and assigns the variable
+// of ${x:=v} like an assignment.
+func (c *checker) paramOps(pe *syntax.ParamExp, st *shellState) {
+	if pe.Param == nil {
+		return
+	}
+	name := pe.Param.Value
+	if pe.Exp != nil && pe.Exp.Op == syntax.OtherParamOps && pe.Exp.Word != nil && strings.Contains(pe.Exp.Word.Lit(), "P") {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "${" + name + "@P}",
+			Message: "${" + name + "@P} expands the value as a prompt, which runs command substitutions"})
+	}
+	if pe.Excl && pe.Names == 0 {
+		v, ok := c.varValue(name, st)
+		if !ok || !isName(v) {
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: "${!" + name + "}",
+				Message: "${!" + name + "} refers to a variable named at run time, whose subscript bash would evaluate"})
+		}
+	}
+	if pe.Exp != nil && (pe.Exp.Op == syntax.AssignUnset || pe.Exp.Op == syntax.AssignUnsetOrNull) {
+		var val *string
+		if pe.Exp.Word != nil {
+			if v, ok := c.literal(pe.Exp.Word, st); ok {
+				val = &v
+			}
+		}
+		c.addAll(c.s.envAssign(name, val, st.cwd, c.env))
+		if _, known := c.varValue(name, st); !known {
+			st.vars[name] = nil
+		}
+	}
+	if pe.Index != nil {
+		c.arithVars(pe.Index, st)
+	}
+}
+
+func isName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
