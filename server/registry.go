@@ -86,10 +86,3 @@ func (r *registry) forget(e *branchEntry) {
 	}
 	r.mu.Unlock()
 }
-
-// size is the number of registered branches.
-func (r *registry) size() int {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return len(r.branches)
-}
