@@ -133,6 +133,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newProfilesCmd(a),
 		newAuditCmd(a),
 		newServeCmd(a),
+		newGCCmd(a),
 		newPromptCmd(a),
 		newVersionCmd(a),
 	)

@@ -1,8 +1,220 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+
+	"github.com/scopegate/scopegate/config"
+	"github.com/scopegate/scopegate/exec"
+	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/metrics"
+	"github.com/scopegate/scopegate/server"
+)
+
+// serveMain is `scopegate serve`: Open takes the sessions root's serve
+// lock and the listeners, Run serves until the context ends, Close lets
+// everything go.
+type serveMain struct {
+	a *app
+
+	listen    string
+	listenSet bool
+	unix      string
+	tokenFile string
+	logLevel  string
+	grace     time.Duration
+
+	log  *slog.Logger
+	lock *server.Lock
+	lns  []net.Listener
+	srv  *server.Server
+}
 
 func newServeCmd(a *app) *cobra.Command {
-	_ = a
-	return &cobra.Command{Use: "serve", Short: "serve (not available yet)", RunE: notYet("serve")}
+	m := &serveMain{a: a}
+	cmd := &cobra.Command{
+		Use:   "serve [--listen 127.0.0.1:7411] [--unix PATH] [--token-file FILE]",
+		Short: "Serve the HTTP API (CONTRACT.md §5) for every session of the sessions root",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m.listenSet = cmd.Flags().Changed("listen")
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := m.Open(ctx); err != nil {
+				m.Close()
+				return err
+			}
+			defer m.Close()
+			if err := m.Run(ctx); err != nil {
+				return &exitError{code: exitInternal, err: err}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&m.listen, "listen", "", "TCP address (default: serve.listen of config.yml, else "+config.DefaultListen+")")
+	f.StringVar(&m.unix, "unix", "", "also (or, without --listen, only) listen on this Unix socket, created 0600")
+	f.StringVar(&m.tokenFile, "token-file", "", "file holding the bearer token every /v1/ request must carry")
+	f.StringVar(&m.logLevel, "log-level", "info", "log level: debug (every request), info, warn, error")
+	f.DurationVar(&m.grace, "shutdown-grace", server.DefaultShutdownGrace, "how long in-flight calls may finish on SIGINT/SIGTERM before they are interrupted")
+	return cmd
+}
+
+// Open validates the options, takes the serve lock, opens the listeners and
+// recovers interrupted calls of every branch.
+func (m *serveMain) Open(ctx context.Context) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(m.logLevel)); err != nil {
+		return usageErr("--log-level %q: %v", m.logLevel, err)
+	}
+	m.log = slog.New(slog.NewJSONHandler(m.a.stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg, err := config.Load(m.a.configDir)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if !m.listenSet {
+		m.listen = cfg.Serve.Listen
+	}
+	if m.tokenFile == "" {
+		m.tokenFile = cfg.Serve.TokenFile
+	}
+	token, err := readToken(m.tokenFile)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	useTCP := m.unix == "" || m.listenSet
+	if useTCP && token == "" && !loopbackAddr(m.listen) {
+		return usageErr("refusing to listen on non-loopback address %s without --token-file", m.listen)
+	}
+
+	if m.lock, err = server.AcquireLock(m.a.sessionsDir); err != nil {
+		return &exitError{code: exitInternal, err: fmt.Errorf("serve %s: %w", m.a.sessionsDir, err)}
+	}
+	if useTCP {
+		ln, err := net.Listen("tcp", m.listen)
+		if err != nil {
+			return &exitError{code: exitInternal, err: fmt.Errorf("listen: %w", err)}
+		}
+		m.lns = append(m.lns, ln)
+	}
+	if m.unix != "" {
+		ln, err := listenUnix(m.unix)
+		if err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+		m.lns = append(m.lns, ln)
+	}
+
+	met := metrics.New(metrics.Options{})
+	met.Registry().MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	home, _ := os.UserHomeDir()
+	confine := exec.ConfineRequired
+	if m.a.allowUnconfined || os.Getenv("SCOPEGATE_ALLOW_UNCONFINED") == "1" {
+		confine = exec.ConfineAllowUnconfined
+	}
+	warn := func(msg string) { m.log.Warn(msg) }
+	gw := gateway.New(gateway.Options{SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir, RoamDir: m.a.roamDir,
+		Home: home, Confine: confine, Observer: met, Warn: warn})
+	m.srv, err = server.New(server.Options{Gateway: gw, SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir,
+		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log})
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	n, err := m.srv.RecoverAll(ctx)
+	if err != nil {
+		m.log.Warn("recovering interrupted calls", "err", err)
+	}
+	m.log.Info("started", "pid", os.Getpid(), "sessions_dir", m.a.sessionsDir, "recovered_interrupted", n,
+		"auth", token != "")
+	return nil
+}
+
+// Run serves until ctx ends, then shuts down gracefully.
+func (m *serveMain) Run(ctx context.Context) error {
+	return m.srv.Serve(ctx, m.lns...)
+}
+
+// Close releases the listeners, the Unix socket file and the lock.
+func (m *serveMain) Close() error {
+	var errs []error
+	for _, ln := range m.lns {
+		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	m.lns = nil
+	if err := m.lock.Release(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// readToken reads the bearer token; no file means no token.
+func readToken(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" || strings.ContainsAny(token, " \t\r\n") {
+		return "", fmt.Errorf("--token-file %s: want one token on one line", path)
+	}
+	return token, nil
+}
+
+// loopbackAddr reports whether a listen address is on loopback only.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// listenUnix listens on a Unix socket created 0600. A stale socket (nobody
+// answers on it) is replaced; anything else at the path is an error.
+func listenUnix(path string) (net.Listener, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, fmt.Errorf("--unix %s: exists and is not a socket", path)
+		}
+		if c, err := net.Dial("unix", path); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("--unix %s: another process is listening on it", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("--unix %s: remove stale socket: %w", path, err)
+		}
+	}
+	old := syscall.Umask(0o177) // the socket is born 0600: no window where others may connect
+	ln, err := net.Listen("unix", path)
+	syscall.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("chmod %s: %w", path, err)
+	}
+	return ln, nil
 }

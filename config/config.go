@@ -1,0 +1,131 @@
+// Package config reads scopegate's own settings from <config dir>/config.yml:
+// retention of the audit and of sessions, and defaults of `scopegate serve`.
+// A missing file is the defaults; an unknown key or a bad value is an error,
+// so a typo never silently keeps data longer (or shorter) than intended.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// FileName is the config file's name inside the config dir.
+const FileName = "config.yml"
+
+// Session retention actions.
+const (
+	// ActionArchive moves an idle session to <sessions root>/.archive/.
+	ActionArchive = "archive"
+	// ActionRemove deletes an idle session.
+	ActionRemove = "remove"
+)
+
+// Defaults of the settings.
+const (
+	DefaultAuditDays   = 90
+	DefaultSessionDays = 180
+	DefaultListen      = "127.0.0.1:7411"
+)
+
+// ErrInvalid reports a config file that cannot be used.
+var ErrInvalid = errors.New("invalid config")
+
+// Config is the content of config.yml. Use [Default] or [Load]: a zero
+// Config keeps everything forever and listens on DefaultListen.
+type Config struct {
+	Retention Retention `yaml:"retention" json:"retention"`
+	Serve     Serve     `yaml:"serve" json:"serve"`
+}
+
+// Retention says how long `scopegate gc` keeps things. Zero days keeps
+// forever.
+type Retention struct {
+	// AuditDays: tools.org entries older than this are pruned.
+	AuditDays int `yaml:"audit_days" json:"audit_days"`
+	// SessionDays: sessions untouched for this long are archived or removed.
+	SessionDays int `yaml:"session_days" json:"session_days"`
+	// SessionAction is ActionArchive or ActionRemove.
+	SessionAction string `yaml:"session_action" json:"session_action"`
+}
+
+// Serve holds defaults of `scopegate serve`; flags win.
+type Serve struct {
+	// Listen is the TCP address (default DefaultListen).
+	Listen string `yaml:"listen" json:"listen"`
+	// TokenFile holds the bearer token.
+	TokenFile string `yaml:"token_file" json:"token_file,omitempty"`
+}
+
+// Default is the configuration without a config file.
+func Default() Config {
+	return Config{
+		Retention: Retention{AuditDays: DefaultAuditDays, SessionDays: DefaultSessionDays, SessionAction: ActionArchive},
+		Serve:     Serve{Listen: DefaultListen},
+	}
+}
+
+// Load reads <dir>/config.yml over the defaults. A missing file (or an empty
+// dir name) gives [Default].
+func Load(dir string) (Config, error) {
+	c := Default()
+	if dir == "" {
+		return c, nil
+	}
+	path := filepath.Join(dir, FileName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := Parse(data, &c); err != nil {
+		return Default(), fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes config.yml data over c (keys absent from data keep c's
+// values) and validates the result.
+func Parse(data []byte, c *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: more than one YAML document", ErrInvalid)
+	}
+	return c.Validate()
+}
+
+// Validate reports the first unusable setting.
+func (c Config) Validate() error {
+	r := c.Retention
+	if r.AuditDays < 0 {
+		return fmt.Errorf("%w: retention.audit_days %d is negative", ErrInvalid, r.AuditDays)
+	}
+	if r.SessionDays < 0 {
+		return fmt.Errorf("%w: retention.session_days %d is negative", ErrInvalid, r.SessionDays)
+	}
+	switch r.SessionAction {
+	case "", ActionArchive, ActionRemove:
+	default:
+		return fmt.Errorf("%w: retention.session_action %q: want %q or %q", ErrInvalid, r.SessionAction, ActionArchive, ActionRemove)
+	}
+	if c.Serve.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Serve.Listen); err != nil {
+			return fmt.Errorf("%w: serve.listen %q: %v", ErrInvalid, c.Serve.Listen, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string // "" means no file
+		want    Config
+		wantErr bool
+	}{
+		{name: "missing file", want: Default()},
+		{name: "empty file", file: "\n", want: Default()},
+		{name: "partial", file: "retention:\n  audit_days: 7\n", want: Config{
+			Retention: Retention{AuditDays: 7, SessionDays: DefaultSessionDays, SessionAction: ActionArchive},
+			Serve:     Serve{Listen: DefaultListen}}},
+		{name: "all", file: "retention:\n  audit_days: 0\n  session_days: 30\n  session_action: remove\nserve:\n  listen: 127.0.0.1:9000\n  token_file: /t\n",
+			want: Config{Retention: Retention{AuditDays: 0, SessionDays: 30, SessionAction: ActionRemove},
+				Serve: Serve{Listen: "127.0.0.1:9000", TokenFile: "/t"}}},
+		{name: "unknown key", file: "retention:\n  audit_day: 7\n", wantErr: true},
+		{name: "negative", file: "retention:\n  audit_days: -1\n", wantErr: true},
+		{name: "bad action", file: "retention:\n  session_action: shred\n", wantErr: true},
+		{name: "bad listen", file: "serve:\n  listen: nowhere\n", wantErr: true},
+		{name: "two documents", file: "retention: {}\n---\nserve: {}\n", wantErr: true},
+		{name: "not yaml", file: "retention: [\n", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.file != "" {
+				if err := os.WriteFile(filepath.Join(dir, FileName), []byte(tt.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := Load(dir)
+			if tt.wantErr {
+				if !errors.Is(err, ErrInvalid) {
+					t.Fatalf("Load: err = %v, want ErrInvalid", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("Load = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, FileName), 0o700); err != nil { // a directory cannot be read as a file
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); err == nil {
+		t.Fatal("Load of a directory named config.yml: no error")
+	}
+}

@@ -1,0 +1,7 @@
+// Package server is scopegate's HTTP API (CONTRACT.md §5): one process
+// serving many sessions through the same gateway, and so the same decision
+// path, as the CLI. It owns the routes, JSON errors, bearer auth, the Origin
+// check, body limits, per-request timeouts, the branch registry, event
+// replay from the audit, and the lock that keeps one server per sessions
+// root.
+package server

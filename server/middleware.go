@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// edge is the outermost middleware: it counts the request as in flight,
+// recovers panics (logged, answered 500), refuses foreign origins and logs
+// the request. Requests are logged at debug level (errors above), so a busy
+// server does not spend its time logging.
+func (s *Server) edge(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.inflight.Add(1)
+		defer s.inflight.Done()
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path,
+					"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				if sw.status == 0 {
+					writeError(sw, errorf(http.StatusInternalServerError, CodeInternal, "internal error"))
+				}
+			}
+			args := []any{"method", r.Method, "path", r.URL.Path, "status", sw.status,
+				"duration_ms", float64(time.Since(start).Microseconds()) / 1000}
+			switch {
+			case sw.status >= 500:
+				s.log.Error("request", args...)
+			case sw.status >= 400:
+				s.log.Info("request", args...)
+			default:
+				s.log.Debug("request", args...)
+			}
+		}()
+		if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
+			writeError(sw, errorf(http.StatusForbidden, CodeForbiddenOrigin,
+				fmt.Sprintf("origin %q is not loopback: cross-site requests are refused", o)))
+			return
+		}
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// loopbackOrigin reports whether an Origin header names a loopback host: a
+// browser page served from anywhere else must not drive the gateway.
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// api guards a /v1/ route: bearer token, body limit, timeout.
+func (s *Server) api(timeout time.Duration, h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="scopegate"`)
+			writeError(w, errorf(http.StatusUnauthorized, CodeUnauthorized, "missing or wrong bearer token"))
+			return
+		}
+		if r.ContentLength > s.opts.MaxBody {
+			writeError(w, errorf(http.StatusRequestEntityTooLarge, CodeTooLarge,
+				fmt.Sprintf("request body is larger than %d bytes", s.opts.MaxBody)))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		if err := h(w, r.WithContext(ctx)); err != nil {
+			e := classify(err)
+			if ctx.Err() == context.DeadlineExceeded && e.status == http.StatusInternalServerError {
+				e = errorf(http.StatusServiceUnavailable, CodeTimeout, "request timed out: "+err.Error())
+			}
+			writeError(w, e)
+		}
+	})
+}
