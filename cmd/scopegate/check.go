@@ -106,11 +106,15 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // gateway is the gateway of the resolved global options.
-func (a *app) gateway() *gateway.Gateway {
+func (a *app) gateway() *gateway.Gateway { return a.gatewayWith(nil, warner(a.stderr)) }
+
+// gatewayWith is the gateway of the resolved global options, counting in obs
+// (nil: nothing) and warning through warn.
+func (a *app) gatewayWith(obs gateway.Observer, warn func(string)) *gateway.Gateway {
 	home, _ := os.UserHomeDir()
 	confine, _ := confineMode(a.confine)
 	return gateway.New(gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, RoamDir: a.roamDir,
-		Home: home, Confine: confine, Warn: warner(a.stderr)})
+		Home: home, Confine: confine, Observer: obs, Warn: warn})
 }
 
 // confineMode maps --confine (or SCOPEGATE_CONFINE) to exec's mode.

@@ -173,10 +173,3 @@ func (a *app) resolveDirs() error {
 	pick(&a.roamDir, "SCOPEGATE_ROAM_DIR", defRoam)
 	return nil
 }
-
-// notYet is the body of a subcommand that is not built yet.
-func notYet(name string) func(*cobra.Command, []string) error {
-	return func(*cobra.Command, []string) error {
-		return &exitError{code: exitInternal, err: fmt.Errorf("%s is not available in this build", name)}
-	}
-}

@@ -17,8 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scopegate/scopegate/config"
-	"github.com/scopegate/scopegate/exec"
-	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/metrics"
 	"github.com/scopegate/scopegate/server"
 )
@@ -120,14 +118,7 @@ func (m *serveMain) Open(ctx context.Context) error {
 
 	met := metrics.New(metrics.Options{})
 	met.Registry().MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	home, _ := os.UserHomeDir()
-	confine := exec.ConfineRequired
-	if m.a.allowUnconfined || os.Getenv("SCOPEGATE_ALLOW_UNCONFINED") == "1" {
-		confine = exec.ConfineAllowUnconfined
-	}
-	warn := func(msg string) { m.log.Warn(msg) }
-	gw := gateway.New(gateway.Options{SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir, RoamDir: m.a.roamDir,
-		Home: home, Confine: confine, Observer: met, Warn: warn})
+	gw := m.a.gatewayWith(met, func(msg string) { m.log.Warn(msg) })
 	m.srv, err = server.New(server.Options{Gateway: gw, SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir,
 		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log})
 	if err != nil {
