@@ -96,7 +96,15 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 			}
 		}
 		return true
-	case "true", "false", ":", "echo", "test", "[", "pwd", "shift", "exit", "return",
+	case "test", "[":
+		for i := 1; i+1 < len(args); i++ {
+			if args[i].known && args[i].s == "-v" && (!args[i+1].known || strings.ContainsAny(args[i+1].s, "[]")) {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name + " -v",
+					Message: "a variable name with an array subscript is evaluated by bash and can run commands"})
+			}
+		}
+		return true
+	case "true", "false", ":", "echo", "pwd", "shift", "exit", "return",
 		"break", "continue", "wait", "type", "umask", "ulimit",
 		"times", "jobs", "fg", "bg", "disown", "dirs", "popd", "caller", "shopt", "set",
 		"help", "logout", "suspend":
@@ -383,6 +391,9 @@ func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
 	inPlace := false
 	patternGiven := false
 	for _, o := range p.occ {
+		if o.has && o.value.known && c.fileURL(p, o.value.s, cwd) {
+			continue
+		}
 		if o.opt == nil {
 			// An option the table does not know: a path given as its value
 			// is still a path.
@@ -443,12 +454,16 @@ func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
 		if !a.known || a.procSubst {
 			continue
 		}
-		if rest, ok := strings.CutPrefix(a.s, "file://"); ok {
-			// A file URL is a local file (curl, git clone, pip…).
-			if strings.HasPrefix(rest, "/") || rest == "" {
-				c.operand("/"+strings.TrimLeft(rest, "/"), AccessRead, cwd, p.prog+" file URL")
-			} else {
-				c.add(Violation{Reason: ReasonPathNotInScope, Resource: a.s, Message: p.prog + ": file URL with a host cannot be checked: " + a.s})
+		if c.fileURL(p, a.s, cwd) {
+			continue
+		}
+		if strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
+			// An option the table does not know, given where operands go
+			// (after python -m MODULE, after --): --dir=/x, -d/x.
+			if _, v, ok := strings.Cut(a.s, "="); ok && (strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~")) {
+				c.operand(v, AccessRead, cwd, p.prog+" "+a.s)
+			} else if i := strings.IndexAny(a.s, "/~"); i > 1 && !strings.Contains(a.s[:i], "=") {
+				c.operand(a.s[i:], AccessRead, cwd, p.prog+" "+a.s)
 			}
 			continue
 		}
@@ -634,11 +649,46 @@ func assignedNames(builtin string, args []arg) []arg {
 
 // denyCheck applies the deny entries to a parsed command.
 func (c *checker) denyCheck(p *parsed, resolvedProg string) {
+	if p.prog == "rm" {
+		for _, v := range p.values("--interactive") {
+			if v.known && v.s == "never" {
+				p.occ = append(p.occ, occurrence{id: "-f", text: "--interactive=never"})
+			}
+		}
+	}
 	for i := range c.s.denyCmds {
 		e := &c.s.denyCmds[i]
-		if e.matches(p, resolvedProg) {
+		// Arguments known only at run time may carry the options the entry
+		// names: the entry then matches (fail closed).
+		if e.matches(p, resolvedProg) || (p.unknownOpts && len(e.opts) > 0 && e.matchesProgram(p.prog, resolvedProg) && e.prefixOf(p)) {
 			c.add(Violation{Reason: ReasonCommandDenied, Resource: e.text, Rule: e.rule,
 				Message: fmt.Sprintf("%s %s matches %s of this session's scope", p.prog, clip(argvText(p.args)), e.rule)})
 		}
 	}
+}
+
+// fileURL checks a local file named by a URL (file:///x, file:/x,
+// git+file:///x); it reports whether s was one.
+func (c *checker) fileURL(p *parsed, s, cwd string) bool {
+	i := strings.Index(s, "file:")
+	if i < 0 || (i > 0 && s[i-1] != '+' && s[i-1] != '=' && s[i-1] != '@') {
+		return false
+	}
+	rest := s[i+len("file:"):]
+	if strings.HasPrefix(rest, "//") {
+		rest = rest[2:]
+		if !strings.HasPrefix(rest, "/") {
+			if host, path, ok := strings.Cut(rest, "/"); ok && (host == "" || host == "localhost") {
+				rest = "/" + path
+			} else {
+				c.add(Violation{Reason: ReasonPathNotInScope, Resource: s, Message: p.prog + ": a file URL with a host cannot be checked: " + s})
+				return true
+			}
+		}
+	}
+	if !strings.HasPrefix(rest, "/") {
+		rest = "/" + rest
+	}
+	c.operand(rest, AccessRead, cwd, p.prog+" file URL")
+	return true
 }

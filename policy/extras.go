@@ -38,6 +38,12 @@ func scriptTexts(p *parsed, patternIDs ...string) (texts []arg, fromFile bool) {
 }
 
 func sedExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, o := range p.occ {
+		if o.id == "-i" && o.has && o.value.known && strings.Contains(o.value.s, "/") {
+			// A backup suffix with a / names where the backups are written.
+			c.operand(strings.ReplaceAll(o.value.s, "*", "backup"), AccessWrite, st.cwd, "sed -i backup")
+		}
+	}
 	if p.has("--sandbox") {
 		return
 	}
@@ -388,7 +394,7 @@ func findExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	args := p.args
 	i := 0
 	// Options before the starting points.
-	for i < len(args) && args[i].known && (args[i].s == "-H" || args[i].s == "-L" || args[i].s == "-P" || strings.HasPrefix(args[i].s, "-O") || args[i].s == "-D") {
+	for i < len(args) && args[i].known && (args[i].s == "-H" || args[i].s == "-L" || args[i].s == "-P" || strings.HasPrefix(args[i].s, "-O") || args[i].s == "-D" || args[i].s == "--") {
 		if args[i].s == "-D" {
 			i++
 		}
@@ -617,17 +623,20 @@ func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		if len(ops) > 0 && ops[0].known && (ops[0].s == "trace" || (ops[0].s == "pprof" && hasPrefixArg(ops, "-http"))) {
 			c.danger(p, allowed, "tool "+ops[0].s, "tool "+ops[0].s, "starts a web server and a browser")
 		}
-	case "mod":
-		for _, a := range ops {
-			if v, ok := strings.CutPrefix(a.s, "-replace="); ok && a.known {
-				if _, to, ok := strings.Cut(v, "="); ok && looksLikePath(to) {
-					c.operand(to, AccessRead, st.cwd, "go mod edit -replace")
-				}
+	}
+	for _, a := range p.args {
+		if !a.known {
+			continue
+		}
+		if v, ok := strings.CutPrefix(a.s, "-replace="); ok {
+			if _, to, ok := strings.Cut(v, "="); ok && looksLikePath(to) {
+				c.operand(to, AccessRead, st.cwd, "go mod edit -replace")
 			}
 		}
-	}
-	for _, a := range ops {
-		if !a.known || !strings.HasPrefix(a.s, "-test.") {
+		if sub == "tool" && strings.HasPrefix(a.s, "-http") {
+			c.danger(p, allowed, "tool -http", "tool "+a.s, "starts a web server and a browser")
+		}
+		if !strings.HasPrefix(a.s, "-test.") {
 			continue
 		}
 		name, v, ok := strings.Cut(a.s, "=")
@@ -781,7 +790,29 @@ func gitConfigExtra(c *checker, p *parsed, allowed allowEntries, st *shellState)
 // write: a planted repository (a bare one, or a .git file pointing
 // elsewhere) can set core.fsmonitor, core.pager… and run programs on any
 // git command.
+// safeGitKeys are configuration keys (or key prefixes ending in .) that
+// cannot make git run a program: git -c may set these.
+var safeGitKeys = []string{"color.", "user.name", "user.email", "core.quotepath", "core.autocrlf", "core.safecrlf",
+	"core.abbrev", "core.precomposeunicode", "core.ignorecase", "advice.", "log.", "format.pretty", "init.defaultbranch",
+	"pull.rebase", "pull.ff", "merge.ff", "merge.conflictstyle", "commit.gpgsign", "tag.gpgsign", "gc.auto",
+	"status.", "column.", "i18n.", "push.default", "rebase.autosquash", "rebase.autostash", "diff.renames",
+	"diff.algorithm", "diff.noprefix", "diff.mnemonicprefix", "protocol.version", "fetch.prune", "maintenance.auto",
+	"safe.bareRepository", "core.fsync", "feature.manyfiles", "index.threads", "pack.threads", "blame.coloring"}
+
 func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, v := range p.values("-c") {
+		key, _, _ := strings.Cut(v.s, "=")
+		key = strings.ToLower(key)
+		safe := false
+		for _, k := range safeGitKeys {
+			if k = strings.ToLower(k); key == k || (strings.HasSuffix(k, ".") && strings.HasPrefix(key, k)) {
+				safe = v.known
+			}
+		}
+		if !safe {
+			c.danger(p, allowed, "-c", "-c "+v.s, "sets configuration (core.pager, core.sshCommand, alias.*…) that can run programs")
+		}
+	}
 	gitPathsExtra(c, p, allowed, st)
 	if len(p.values("--exec-path")) > 0 {
 		c.danger(p, allowed, "--exec-path", "--exec-path=…", "runs git's subcommands from another directory")

@@ -208,7 +208,7 @@ func buildPrograms() programs {
 	add(&spec{operands: opWriteFirst, opts: opts(exe("-TT --unzip-command", "runs a command to test the archive"), wr("-b --temp-path"),
 		wr("-O --output-file"), val("-n --suffixes"), val("-t --from-date"), val("-tt --before-date"), val("-x --exclude"),
 		val("-i --include"), val("-P --password"), val("-s --split-size"), val("-Z --compression-method"),
-		flags("-r -R -j -q -v -T -u -f -d -m -0 -1 -2 -3 -4 -5 -6 -7 -8 -9 -y -D -X -e -A -F -g -l -o -z"))}, "zip")
+		fl("-r -R --recurse-paths"), flags("-j -q -v -T -u -f -d -m -0 -1 -2 -3 -4 -5 -6 -7 -8 -9 -y -D -X -e -A -F -g -l -o -z")), extra: zipExtra}, "zip")
 	add(&spec{operands: opNone, extra: unzipExtra, opts: opts(wr("-d"), val("-x"), val("-P"), flags("-o -n -q -l -t -v -j -a -C -L -u -f -p -c -Z"))}, "unzip")
 
 	// Interpreters.
@@ -319,14 +319,15 @@ func gitSpec() *spec {
 	}
 	sub := func(extra ...option) *spec { return &spec{opts: append(append([]option{}, common...), extra...)} }
 	subs := map[string]*spec{
-		"clone":          sub(exe("-u", "runs a program as the remote upload-pack"), conf("-c", whyConfig), fl("--recursive --recurse-submodules")),
+		"clone":          sub(exe("-u", "runs a program as the remote upload-pack"), val("-c"), fl("--recursive --recurse-submodules")),
 		"fetch":          sub(),
 		"pull":           sub(),
 		"ls-remote":      sub(exe("-u", "runs a program as the remote upload-pack")),
 		"push":           sub(fl("-f --force --force-with-lease --force-if-includes --mirror"), fl("-d --delete"), fl("-u --set-upstream")),
 		"archive":        sub(wr("-o")),
 		"rebase":         sub(exe("-x", "runs a command after every commit")),
-		"grep":           sub(exe("-O", "runs a pager program on the matches")),
+		"grep":           sub(exe("-O", "runs a pager program on the matches"), fl("--no-index"), fl("--untracked")),
+		"add":            sub(dflag("-f --force", "stages ignored files, which may be denied ones")),
 		"difftool":       sub(exe("-x", "runs a diff program"), fl("-y --no-prompt")),
 		"mergetool":      sub(),
 		"format-patch":   sub(wr("-o --output-directory")),
@@ -350,7 +351,7 @@ func gitSpec() *spec {
 	}
 	return &spec{
 		extra: gitExtra,
-		opts: opts(conf("-c", "sets configuration (core.pager, core.sshCommand, alias.*) that can run programs"),
+		opts: opts(val("-c"),
 			conf("--config-env", "sets configuration from the environment"), chdir("-C"), rd("--git-dir"), rd("--work-tree"),
 			oval("--exec-path"), val("--namespace"), val("--super-prefix"), val("--list-cmds"), fl("-p --paginate"),
 			fl("-P --no-pager"), fl("--bare"), fl("--no-replace-objects"), fl("--literal-pathspecs"), fl("--glob-pathspecs"),

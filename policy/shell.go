@@ -222,8 +222,12 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 		if cmd.Body != nil {
 			c.stmt(cmd.Body, st.clone())
 		}
+		piped := false // f() { …; } | cmd: a pipeline, run in a subshell
+		if cmd.Body != nil {
+			_, piped = cmd.Body.Cmd.(*syntax.BinaryCmd)
+		}
 		for _, name := range funcNames(cmd) {
-			if st.cond == 0 {
+			if st.cond == 0 && !piped {
 				st.funcs[name] = true
 			} else {
 				delete(st.funcs, name) // may or may not be defined

@@ -104,6 +104,10 @@ func (c *checker) static(parts []syntax.WordPart, st *shellState) bool {
 			if _, ok := c.pureOutput(p, st); !ok {
 				return false
 			}
+		case *syntax.ArithmExp:
+			if !constantArith(p.X) {
+				return false
+			}
 		case *syntax.ExtGlob:
 		default:
 			return false
@@ -274,7 +278,7 @@ func (c *checker) pureOutput(cs *syntax.CmdSubst, st *shellState) (string, bool)
 			if strings.Contains(args[0], "n") {
 				newline = false
 			}
-			if strings.Contains(args[0], "e") && args[0] != "-n" {
+			if strings.Contains(args[0], "e") && args[0] != "-n" && strings.Contains(strings.Join(args[1:], " "), "\\") {
 				return "", false // escapes: not followed here
 			}
 			args = args[1:]
@@ -326,4 +330,21 @@ func (c *checker) pureFile(w *syntax.Word, st *shellState) (string, bool) {
 		return "", false
 	}
 	return strings.TrimRight(string(data), "\n"), true
+}
+
+// constantArith reports whether an arithmetic expression uses only number
+// literals (its value is then known: $((1+1))).
+func constantArith(x syntax.ArithmExpr) bool {
+	ok := true
+	syntax.Walk(x, func(n syntax.Node) bool {
+		if w, isWord := n.(*syntax.Word); isWord {
+			lit := w.Lit()
+			if lit == "" || lit[0] < '0' || lit[0] > '9' {
+				ok = false
+			}
+			return false
+		}
+		return true
+	})
+	return ok
 }
