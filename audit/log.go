@@ -23,6 +23,9 @@ type Log struct {
 	NoSync bool
 	// Now stamps entries whose Time is zero (default time.Now).
 	Now func() time.Time
+	// Group, when set, commits concurrent appends to the same file
+	// together (see Group).
+	Group *Group
 }
 
 // Append writes e as one level-1 heading at the end of the log: a single
@@ -32,7 +35,16 @@ func (l *Log) Append(ctx context.Context, e Entry) error {
 	if e.Time.IsZero() {
 		e.Time = now(l.Now)
 	}
-	if err := appendEntry(ctx, l.Path, render(&e, l.MaxOutput), !l.NoSync); err != nil {
+	text := render(&e, l.MaxOutput)
+	var err error
+	if l.Group != nil {
+		if err = ctx.Err(); err == nil {
+			err = l.Group.append(l.Path, text, !l.NoSync)
+		}
+	} else {
+		err = appendEntry(ctx, l.Path, text, !l.NoSync)
+	}
+	if err != nil {
 		return fmt.Errorf("audit call %q: %w", e.CallID, err)
 	}
 	return nil

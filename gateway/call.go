@@ -57,13 +57,7 @@ func (g *Gateway) decide(t Target, call policy.Call) decision {
 	start := time.Now()
 	defaultCwd := t.Cwd
 	if defaultCwd == "" && t.BranchDir != "" {
-		if md, err := sessions.ReadMetadata(t.BranchDir, nil); err == nil {
-			if md.ProjectRoot != "" {
-				defaultCwd = md.ProjectRoot
-			} else if len(md.Worktrees) > 0 {
-				defaultCwd = md.Worktrees[0]
-			}
-		}
+		defaultCwd = g.branchCwd(t.BranchDir)
 	}
 	var extra []string
 	if t.ScopeFile != "" {
@@ -103,7 +97,12 @@ func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallRe
 	}
 	e := g.entry(res.CallID, now, call, dec)
 	e.Mode = audit.ModeCheck
-	if err := g.log(t.BranchDir).Append(ctx, e); err != nil {
+	log := g.log(t.BranchDir)
+	// A check changes nothing: its entry is written (and survives the
+	// process) before the answer, but not forced to the disk; call entries,
+	// which record effects, are.
+	log.NoSync = true
+	if err := log.Append(ctx, e); err != nil {
 		g.opts.Observer.AuditWriteError()
 		return res, fmt.Errorf("audit: %w", err)
 	}
@@ -177,7 +176,35 @@ func (g *Gateway) Recover(ctx context.Context, branchDir string) (int, error) {
 }
 
 func (g *Gateway) log(branchDir string) *audit.Log {
-	return &audit.Log{Path: filepath.Join(branchDir, "tools.org"), MaxOutput: g.opts.AuditMaxOutput, Now: g.opts.Now}
+	return &audit.Log{Path: filepath.Join(branchDir, "tools.org"), MaxOutput: g.opts.AuditMaxOutput, Now: g.opts.Now, Group: &g.group}
+}
+
+// branchCwd is a branch's default working directory: its project root, else
+// its first worktree; read again only when metadata.yml changes.
+func (g *Gateway) branchCwd(branchDir string) string {
+	id, ok := statID(filepath.Join(branchDir, sessions.MetadataFile))
+	if ok {
+		g.mu.Lock()
+		c, hit := g.meta[branchDir]
+		g.mu.Unlock()
+		if hit && c.id == id {
+			return c.cwd
+		}
+	}
+	cwd := ""
+	if md, err := sessions.ReadMetadata(branchDir, nil); err == nil {
+		if md.ProjectRoot != "" {
+			cwd = md.ProjectRoot
+		} else if len(md.Worktrees) > 0 {
+			cwd = md.Worktrees[0]
+		}
+	}
+	if ok {
+		g.mu.Lock()
+		g.meta[branchDir] = cachedCwd{id: id, cwd: cwd}
+		g.mu.Unlock()
+	}
+	return cwd
 }
 
 // entry is the audit entry of a decision.

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/policy"
 )
@@ -65,6 +66,37 @@ type Gateway struct {
 	opts  Options
 	mu    sync.Mutex
 	cache map[string]cachedScope
+	meta  map[string]cachedCwd
+	// group commits the concurrent audit appends of this process together.
+	group audit.Group
+	// protected are the sessions root and config dir, canonical spellings
+	// included: never writable by a tool call.
+	protected []string
+}
+
+// cachedCwd is a branch's default working directory and the identity of the
+// metadata.yml it was read from.
+type cachedCwd struct {
+	id  fileID
+	cwd string
+}
+
+// fileID tells whether a file changed: inode, size and modification time.
+type fileID struct {
+	ino, size uint64
+	mtime     time.Time
+}
+
+func statID(path string) (fileID, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileID{}, false
+	}
+	id := fileID{size: uint64(fi.Size()), mtime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.ino = st.Ino
+	}
+	return id, true
 }
 
 // cachedScope is a compiled scope and the file identity it was read from.
@@ -89,7 +121,9 @@ func New(opts Options) *Gateway {
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
 	}
-	return &Gateway{opts: opts, cache: map[string]cachedScope{}}
+	// The protected roots are resolved once: they are the gateway's own.
+	return &Gateway{opts: opts, cache: map[string]cachedScope{}, meta: map[string]cachedCwd{},
+		protected: protectedRoots(opts.SessionsDir, opts.ConfigDir)}
 }
 
 func systemHome(name string) (string, bool) {
@@ -100,19 +134,28 @@ func systemHome(name string) (string, bool) {
 	return u.HomeDir, true
 }
 
-// Env returns the policy environment of a decision with default cwd; extra
-// protected roots (a scope file given with --scope) are added.
-func (g *Gateway) Env(cwd string, extraProtected ...string) policy.Env {
-	var protected []string
-	for _, p := range append([]string{g.opts.SessionsDir, g.opts.ConfigDir}, extraProtected...) {
+// protectedRoots returns roots and, when a root is reached through a
+// link, its canonical spelling too.
+func protectedRoots(roots ...string) []string {
+	var out []string
+	for _, p := range roots {
 		if p == "" {
 			continue
 		}
-		protected = append(protected, filepath.Clean(p))
-		// The canonical spelling too, when the root is reached through a link.
+		out = append(out, filepath.Clean(p))
 		if real, err := filepath.EvalSymlinks(p); err == nil && real != filepath.Clean(p) {
-			protected = append(protected, real)
+			out = append(out, real)
 		}
+	}
+	return out
+}
+
+// Env returns the policy environment of a decision with default cwd; extra
+// protected roots (a scope file given with --scope) are added.
+func (g *Gateway) Env(cwd string, extraProtected ...string) policy.Env {
+	protected := g.protected
+	if len(extraProtected) > 0 {
+		protected = append(append([]string(nil), g.protected...), protectedRoots(extraProtected...)...)
 	}
 	return policy.Env{
 		Home:      g.opts.Home,

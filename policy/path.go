@@ -29,6 +29,11 @@ func canonicalizeInfo(path string, fsys FS) (string, fs.FileInfo, error) {
 	if !filepath.IsAbs(path) {
 		return "", nil, fmt.Errorf("not absolute: %q", path)
 	}
+	if r, ok := fsys.(noSymlinkResolver); ok {
+		if clean, info, ok := r.resolveNoSymlinks(path); ok {
+			return clean, info, nil
+		}
+	}
 	var last fs.FileInfo
 	links := 0
 	resolved := "/"
@@ -83,6 +88,12 @@ func canonicalizeInfo(path string, fsys FS) (string, fs.FileInfo, error) {
 		}
 	}
 	return resolved, last, nil
+}
+
+// noSymlinkResolver is implemented by filesystems that can tell in one step
+// that a path exists with no symbolic link on the way (OSFS on Linux).
+type noSymlinkResolver interface {
+	resolveNoSymlinks(path string) (clean string, info fs.FileInfo, ok bool)
 }
 
 // pathSource says where a checked path came from, for rules and messages.

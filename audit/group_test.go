@@ -1,0 +1,54 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestGroupCommitKeepsEveryEntry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tools.org")
+	var g Group
+	const n = 200
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := &Log{Path: path, Group: &g}
+			code := 0
+			e := Entry{CallID: fmt.Sprintf("call-%03d", i), Time: time.Unix(1_800_000_000, 0), Tool: "shell",
+				Decision: DecisionAllowed, Args: []byte(fmt.Sprintf(`{"command":"echo %d"}`, i)), ExitCode: &code,
+				Stdout: fmt.Sprintf("* fake heading %d\n#+end_example\n", i)}
+			if err := l.Append(context.Background(), e); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	es, err := ReadFile(path, Filter{Warn: func(err error) { t.Errorf("unreadable entry: %v", err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != n {
+		t.Fatalf("%d entries, want %d", len(es), n)
+	}
+	seen := map[string]bool{}
+	for _, e := range es {
+		seen[e.CallID] = true
+		var i int
+		fmt.Sscanf(e.CallID, "call-%d", &i)
+		if want := fmt.Sprintf("* fake heading %d\n#+end_example\n", i); e.Stdout != want {
+			t.Errorf("%s: stdout %q, want %q", e.CallID, e.Stdout, want)
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("%d distinct entries, want %d", len(seen), n)
+	}
+	if len(g.queues) != 0 {
+		t.Fatalf("queues left: %d", len(g.queues))
+	}
+}
