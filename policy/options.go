@@ -80,6 +80,8 @@ type spec struct {
 	// extra is the program-specific analysis, run after the generic one.
 	extra func(c *checker, p *parsed, allowed allowEntries, st *shellState)
 	index map[string]*option
+	// multi are the options with multi-letter single-dash names (-TT).
+	multi []string
 	// rewrite turns a program's own argument syntax into the usual one
 	// (tar's old-style "xf archive").
 	rewrite func([]arg) []arg
@@ -109,6 +111,9 @@ func (sp *spec) build() *spec {
 	for i := range sp.opts {
 		for _, n := range sp.opts[i].names {
 			sp.index[n] = &sp.opts[i]
+			if len(n) > 2 && !strings.HasPrefix(n, "--") {
+				sp.multi = append(sp.multi, n)
+			}
 		}
 	}
 	for _, sub := range sp.subs {
@@ -394,9 +399,9 @@ func (sp *spec) expandAbbrev(name string) string {
 func (sp *spec) longestShortPrefix(s string) (*option, int) {
 	var best *option
 	n := 0
-	for name, o := range sp.index {
-		if len(name) > 2 && !strings.HasPrefix(name, "--") && strings.HasPrefix(s, name) && len(name) > n {
-			best, n = o, len(name)
+	for _, name := range sp.multi {
+		if strings.HasPrefix(s, name) && len(name) > n {
+			best, n = sp.index[name], len(name)
 		}
 	}
 	return best, n
