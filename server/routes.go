@@ -26,7 +26,17 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /v1/sessions/{id}/scope/expand", s.api(rt, s.expand))
 	mux.Handle("GET /v1/sessions/{id}/audit", s.api(rt, s.audit))
 	mux.Handle("GET /v1/events", s.api(rt, s.events))
+	// The same paths without methods: a request that matches one of them
+	// used the wrong method.
+	paths := http.NewServeMux()
+	for _, p := range []string{"/v1/sessions", "/v1/sessions/{id}", "/v1/sessions/{id}/check", "/v1/sessions/{id}/calls",
+		"/v1/sessions/{id}/scope/expand", "/v1/sessions/{id}/audit", "/v1/events"} {
+		paths.Handle(p, http.NotFoundHandler())
+	}
 	mux.Handle("/v1/", s.api(rt, func(w http.ResponseWriter, r *http.Request) error {
+		if _, pattern := paths.Handler(r); pattern != "" {
+			return errorf(http.StatusMethodNotAllowed, CodeMethod, r.Method+" is not allowed on "+r.URL.Path)
+		}
 		return errorf(http.StatusNotFound, CodeNotFound, "no such route: "+r.Method+" "+r.URL.Path)
 	}))
 	metricsHandler := s.opts.MetricsHandler
