@@ -58,6 +58,8 @@ func classify(err error) *apiError {
 	switch {
 	case errors.As(err, &mbe):
 		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "request body is larger than the limit")
+	case errors.Is(err, sessions.ErrInvalidOptions):
+		return errorf(http.StatusBadRequest, CodeBadRequest, err.Error())
 	case errors.Is(err, sessions.ErrInvalidName), errors.Is(err, profiles.ErrInvalidName):
 		return errorf(http.StatusBadRequest, CodeInvalidName, err.Error())
 	case errors.Is(err, sessions.ErrNotFound), errors.Is(err, profiles.ErrNotFound):

@@ -80,7 +80,7 @@ func sessionErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, target := range []error{sessions.ErrInvalidName, sessions.ErrNotFound, sessions.ErrExists,
+	for _, target := range []error{sessions.ErrInvalidName, sessions.ErrNotFound, sessions.ErrExists, sessions.ErrInvalidOptions,
 		sessions.ErrInvalidExpansion, policy.ErrInvalidScope, profiles.ErrNotFound, profiles.ErrInvalidName} {
 		if errors.Is(err, target) {
 			return &exitError{code: exitUsage, err: err}

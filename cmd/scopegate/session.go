@@ -28,42 +28,19 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 		Short: "Create a session (prints its ids and directories as JSON)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.ID != "" {
-				if err := sessions.ValidateID(opts.ID); err != nil {
-					return usageErr("%v", err)
-				}
-			} else if strings.TrimSpace(opts.Name) == "" {
+			// The CLI words its flags, takes paths relative to its working
+			// directory and finds the project root from it; the rest is
+			// shared with serve.
+			if opts.ID == "" && strings.TrimSpace(opts.Name) == "" {
 				return usageErr("give --name NAME (or --id ID)")
 			}
 			if opts.ExistOK && opts.ID == "" {
 				return usageErr("--exist-ok needs --id")
 			}
-			if opts.Preset == "" {
-				opts.Preset = sessions.DefaultPreset
-			}
-			if !profiles.ValidName(opts.Preset) {
-				return usageErr("preset %q: invalid name", opts.Preset)
-			}
-			if profile != "" && !profiles.ValidName(profile) {
-				return usageErr("profile %q: invalid name", profile)
-			}
-			st := a.store()
-			if opts.ExistOK {
-				if _, err := os.Stat(st.SessionDir(opts.ID)); err == nil {
-					c, err := st.Create(cmd.Context(), opts)
-					if err != nil {
-						return sessionErr(err)
-					}
-					return writeJSON(a.stdout, c)
-				}
-			}
 			for i, w := range opts.Worktrees {
 				abs, err := filepath.Abs(w)
 				if err != nil {
 					return usageErr("--worktree %q: %v", w, err)
-				}
-				if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-					return usageErr("--worktree %q: not a directory", w)
 				}
 				opts.Worktrees[i] = abs
 			}
@@ -76,14 +53,7 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 			} else if wd, err := os.Getwd(); err == nil {
 				opts.ProjectRoot, _ = profiles.FindProjectRoot(wd)
 			}
-			res := a.profileLoader().Resolve(profiles.Request{Preset: opts.Preset, Profile: profile,
-				Worktrees: opts.Worktrees, ProjectRoot: opts.ProjectRoot})
-			warn := warner(a.stderr)
-			for _, w := range res.Warnings {
-				warn(w)
-			}
-			opts.Scope, opts.ScopeSource = res.Scope, res.Source
-			c, err := st.Create(cmd.Context(), opts)
+			c, err := a.store().CreateWithProfile(cmd.Context(), a.profileLoader(), opts, profile, warner(a.stderr))
 			if err != nil {
 				return sessionErr(err)
 			}
