@@ -77,11 +77,13 @@ func (s *Scope) callCwd(call Call, env Env, needed bool) (string, []Violation) {
 		return "", []Violation{{Reason: ReasonInvalidArguments, Resource: cwd, Message: "cwd: " + err.Error()}}
 	}
 	if needed {
-		if vs := s.checkAbs(abs, AccessRead, env, pathSource{what: "working directory"}); vs != nil {
+		// The process works in the directory the kernel resolves.
+		real, vs := s.checkResolved(abs, AccessRead, env, pathSource{what: "working directory"})
+		if vs != nil {
 			return "", vs
 		}
+		return real, nil
 	}
-	// The process works in the directory the kernel resolves.
 	if real, err := canonicalize(abs, env.fs()); err == nil {
 		return real, nil
 	}

@@ -154,13 +154,25 @@ func (s *Scope) checkPath(p string, access Access, cwd string, env Env, src path
 // and where the kernel would really reach (symlinks and ".." resolved
 // component by component) must both pass.
 func (s *Scope) checkAbs(raw string, access Access, env Env, src pathSource) []Violation {
+	_, vs := s.checkResolved(raw, access, env, src)
+	return vs
+}
+
+// checkResolved is checkAbs, also returning where the path really leads.
+func (s *Scope) checkResolved(raw string, access Access, env Env, src pathSource) (string, []Violation) {
 	fsys := env.fs()
 	abs := filepath.Clean(raw)
 	resolved, info, err := canonicalizeInfo(raw, fsys)
 	if err != nil {
-		return []Violation{{Reason: ReasonPathNotInScope, Resource: abs,
+		return abs, []Violation{{Reason: ReasonPathNotInScope, Resource: abs,
 			Message: fmt.Sprintf("cannot resolve %s: %v", abs, err)}}
 	}
+	return resolved, s.checkCanonical(abs, resolved, info, access, env, src)
+}
+
+// checkCanonical applies the rules to a path's cleaned spelling and its
+// resolution (info: the resolved file's, when it exists).
+func (s *Scope) checkCanonical(abs, resolved string, info fs.FileInfo, access Access, env Env, src pathSource) []Violation {
 	notInScope := ReasonPathNotInScope
 	if src.redirect {
 		notInScope = ReasonRedirectNotInScope
