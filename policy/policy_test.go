@@ -244,3 +244,13 @@ func mkfile(path, content string) error {
 	}
 	return os.WriteFile(path, []byte(content), 0o644)
 }
+
+func TestDocumentJSONHasEmptyLists(t *testing.T) {
+	out, err := json.Marshal(policy.Document{Paths: policy.PathRules{Read: []string{"/a/**"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "null") || !strings.Contains(string(out), `"write":[]`) || !strings.Contains(string(out), `"read":["/a/**"]`) {
+		t.Fatalf("JSON %s", out)
+	}
+}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,4 +78,17 @@ func (d Document) Marshal() ([]byte, error) {
 		return nil, fmt.Errorf("encode scope: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// MarshalJSON renders missing lists as empty ones ([] rather than null):
+// an empty list is what the scope means.
+func (d Document) MarshalJSON() ([]byte, error) {
+	type plain Document
+	for _, l := range []*[]string{&d.Paths.Read, &d.Paths.Write, &d.Paths.Deny, &d.OrgRoam.Subdirectory,
+		&d.OrgRoam.Tags, &d.OrgRoam.NodeIDs, &d.Shell.Allow, &d.Shell.Deny} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return json.Marshal(plain(d))
 }
