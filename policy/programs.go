@@ -227,7 +227,7 @@ func buildPrograms() programs {
 	add(interp("-e", flags("-q -v --version")), "php")
 	add(&spec{posixStop: true, extra: shellExtra, opts: opts(fl("-c"), fl("-s"), flags("-i -l --login"), val("-o +o"), val("-O +O"),
 		rd("--rcfile --init-file"), flags("-e -u -x -v -n -f -h -B -H -P -T -p -r -a -b -m -t -k -E -C --norc --noprofile --posix --noediting --restricted"))},
-		"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox")
+		"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish")
 
 	// Build tools and package managers.
 	add(goSpec(), "go")
@@ -304,7 +304,8 @@ func buildPrograms() programs {
 		val("-w --timeout"), val("-E --conflict-exit-code"), fl("-o --close"), code("-c --command", "runs a shell command string"))}, "flock")
 	add(&spec{wrapper: true, opts: opts(val("-n --interval"), fl("-d --differences"), fl("-t --no-title"), fl("-b --beep"),
 		fl("-e --errexit"), fl("-g --chgexit"), fl("-x --exec"), fl("-p --precise"), fl("-c --color"))}, "watch")
-	add(&spec{operands: opNone, opts: opts(dflag("--userspec", "changes user"))}, "chroot")
+	add(&spec{wrapper: true, skip: 1, opts: opts(dflag("--userspec", "changes user"), val("--groups"))}, "chroot")
+	add(&spec{wrapper: true}, "busybox", "toybox")
 	return t
 }
 
