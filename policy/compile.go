@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -22,6 +23,9 @@ type Scope struct {
 	readRoots  []string
 	writeRoots []string
 	programs   programs
+	// parsers are reusable bash parsers (a parser is not safe for
+	// concurrent use; the pool is).
+	parsers sync.Pool
 }
 
 // glob is one path pattern: as written, and with its literal prefix resolved

@@ -116,7 +116,12 @@ func (c *checker) program(src string, st *shellState) {
 			Message: "the command contains a carriage return, which shells read differently; use plain \\n line endings"})
 		return
 	}
-	f, err := newParser().Parse(strings.NewReader(src), "")
+	parser, _ := c.s.parsers.Get().(*syntax.Parser)
+	if parser == nil {
+		parser = newParser()
+	}
+	f, err := parser.Parse(strings.NewReader(src), "")
+	c.s.parsers.Put(parser)
 	if err != nil {
 		c.add(Violation{Reason: ReasonParseError, Resource: clip(src),
 			Message: "the command cannot be parsed as bash: " + err.Error()})
