@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -50,5 +51,30 @@ func TestGroupCommitKeepsEveryEntry(t *testing.T) {
 	}
 	if len(g.queues) != 0 {
 		t.Fatalf("queues left: %d", len(g.queues))
+	}
+}
+
+func TestRecoverRemovesStaleTempRecords(t *testing.T) {
+	dir := t.TempDir()
+	j := &Journal{Dir: dir}
+	old := filepath.Join(dir, ".tmp-123")
+	fresh := filepath.Join(dir, ".tmp-456")
+	for _, p := range []string{old, fresh} {
+		if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Recover(context.Background(), &Log{Path: filepath.Join(dir, "tools.org")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Fatalf("stale temp record left: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatalf("a temp record being written was removed: %v", err)
 	}
 }

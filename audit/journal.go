@@ -53,6 +53,10 @@ type Journal struct {
 	Now func() time.Time
 }
 
+// staleTemp is the age after which a half-written record's temp file is a
+// leftover of a writer that died (writing one takes microseconds).
+const staleTemp = 10 * time.Minute
+
 // recordExt ends a record's file name; a claimed record's name has
 // claimMark, the claimer's pid and start time after it.
 const (
@@ -145,6 +149,14 @@ func (j *Journal) Recover(ctx context.Context, log *Log) (int, error) {
 			return n, err
 		}
 		name := d.Name()
+		if strings.HasPrefix(name, ".tmp-") {
+			// A record being written when its writer died: the call never
+			// started. Old enough, it can only be such a leftover.
+			if fi, err := d.Info(); err == nil && now(j.Now).Sub(fi.ModTime()) > staleTemp {
+				os.Remove(filepath.Join(j.Dir, name))
+			}
+			continue
+		}
 		if !strings.HasSuffix(name, recordExt) && !strings.Contains(name, claimMark) {
 			continue
 		}
