@@ -445,6 +445,9 @@ func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
 	if mode == opPatternFirst && patternGiven {
 		mode = opRead
 	}
+	if p.prog == "ls" && p.has("-d") {
+		mode = opNone // ls -d prints the names it is given, nothing below them
+	}
 	pos := p.pos
 	// Subcommand words are not files.
 	if len(p.subPath) > 0 && len(pos) >= len(p.subPath) {
@@ -489,6 +492,10 @@ func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
 			}
 		case opWriteSecond:
 			if i == 1 {
+				access, check = AccessWrite, true
+			}
+		case opWriteFirst:
+			if i == 0 {
 				access, check = AccessWrite, true
 			}
 		}

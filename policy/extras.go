@@ -648,7 +648,8 @@ func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		}
 	}
 	for _, v := range p.values("-ldflags") {
-		if !v.known || strings.Contains(v.s, "extld") {
+		// A value known only at run time is checked then.
+		if v.known && strings.Contains(v.s, "extld") {
 			c.danger(p, allowed, "-ldflags", "-ldflags", "can name an external linker program (-extld)")
 		}
 	}
@@ -780,6 +781,12 @@ func gitConfigExtra(c *checker, p *parsed, allowed allowEntries, st *shellState)
 	if p.has("--get") || p.has("--get-all") || p.has("--get-regexp") || p.has("--list") || p.has("-l") || p.has("--get-urlmatch") {
 		return
 	}
+	if len(ops) >= 2 && ops[0].known && ops[1].known && safeGitKey(ops[0].s) {
+		return // setting a key that cannot run programs (user.email…)
+	}
+	if len(ops) >= 3 && ops[0].known && ops[0].s == "set" && ops[1].known && safeGitKey(ops[1].s) {
+		return
+	}
 	if len(ops) >= 2 || (len(ops) >= 1 && ops[0].known && (ops[0].s == "set" || ops[0].s == "unset" || ops[0].s == "edit" ||
 		ops[0].s == "rename-section" || ops[0].s == "remove-section")) {
 		c.danger(p, allowed, "config", "config (writing)", whyConfig)
@@ -799,16 +806,23 @@ var safeGitKeys = []string{"color.", "user.name", "user.email", "core.quotepath"
 	"diff.algorithm", "diff.noprefix", "diff.mnemonicprefix", "protocol.version", "fetch.prune", "maintenance.auto",
 	"safe.bareRepository", "core.fsync", "feature.manyfiles", "index.threads", "pack.threads", "blame.coloring"}
 
+// safeGitKey reports whether a configuration key cannot make git run a
+// program (see safeGitKeys).
+func safeGitKey(key string) bool {
+	key = strings.ToLower(key)
+	for _, k := range safeGitKeys {
+		if k = strings.ToLower(k); key == k || (strings.HasSuffix(k, ".") && strings.HasPrefix(key, k)) {
+			return true
+		}
+	}
+	return false
+}
+
 func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, v := range p.values("-c") {
-		key, _, _ := strings.Cut(v.s, "=")
+		key, val, _ := strings.Cut(v.s, "=")
 		key = strings.ToLower(key)
-		safe := false
-		for _, k := range safeGitKeys {
-			if k = strings.ToLower(k); key == k || (strings.HasSuffix(k, ".") && strings.HasPrefix(key, k)) {
-				safe = v.known
-			}
-		}
+		safe := v.known && ((key == "core.pager" || strings.HasPrefix(key, "pager.")) && (val == "cat" || val == "less" || val == "more" || val == "false") || safeGitKey(key))
 		if !safe {
 			c.danger(p, allowed, "-c", "-c "+v.s, "sets configuration (core.pager, core.sshCommand, alias.*…) that can run programs")
 		}

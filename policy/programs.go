@@ -139,7 +139,7 @@ func buildPrograms() programs {
 	add(&spec{opts: opts(val("-n --lines"), val("-c --bytes"), oval("-f --follow"), fl("-F"), val("-s --sleep-interval"), val("--pid"))}, "head", "tail")
 	add(&spec{opts: opts(rd("--files0-from"))}, "wc")
 	add(&spec{opts: opts(val("-I --ignore"), val("--hide"), val("-w --width"), oval("--color"), val("--time-style"), val("-T --tabsize"),
-		val("--format"), val("--sort"), val("--block-size"), val("--quoting-style"), val("--indicator-style"), val("--time"))}, "ls", "dir", "vdir")
+		val("--format"), val("--sort"), val("--block-size"), val("--quoting-style"), val("--indicator-style"), val("--time"), fl("-d --directory"))}, "ls", "dir", "vdir")
 	add(&spec{opts: opts(val("-I"), val("-P"), val("-L"), wr("-o"), val("--filelimit"), val("--charset"), val("--sort"), val("--timefmt"))}, "tree")
 	add(&spec{opts: opts(rd("--exclude-from -X"), val("-d --max-depth"), val("--exclude"), val("-B --block-size"), val("-t --threshold"), val("--time-style"))}, "du")
 	add(&spec{opts: opts(val("-c --format"), val("--printf"))}, "stat")
@@ -317,10 +317,14 @@ func gitSpec() *spec {
 		exe("--extcmd", "runs a diff program"), conf("--template", "copies hooks from a template directory"),
 		conf("--config", whyConfig), wr("--separate-git-dir"), rd("--git-dir"), rd("--work-tree"),
 		rd("--file"), rd("-F"),
+		val("-m --message"), val("--grep"), val("--author"), val("--committer"), val("-L"), val("-S"), val("-G"),
+		val("--format --pretty"), val("--since --after"), val("--until --before"), val("--date"), val("-n --max-count"),
+		val("--skip"), val("--decorate-refs"), val("--exclude"), val("--branches"), val("--tags"), val("--remotes"),
+		val("--glob"), val("--abbrev"), val("-U --unified"), val("--word-diff-regex"), val("--diff-filter"),
 	}
 	sub := func(extra ...option) *spec { return &spec{opts: append(append([]option{}, common...), extra...)} }
 	subs := map[string]*spec{
-		"clone":          sub(exe("-u", "runs a program as the remote upload-pack"), val("-c"), fl("--recursive --recurse-submodules")),
+		"clone":          {operands: opWriteLast, opts: append(append([]option{}, common...), exe("-u", "runs a program as the remote upload-pack"), val("-c"), fl("--recursive --recurse-submodules"))},
 		"fetch":          sub(),
 		"pull":           sub(),
 		"ls-remote":      sub(exe("-u", "runs a program as the remote upload-pack")),
@@ -343,7 +347,7 @@ func gitSpec() *spec {
 		"fast-import":    sub(wr("--export-marks"), rd("--import-marks")),
 		"submodule":      {subDanger: map[string]string{"foreach": "runs a shell command in every submodule"}},
 		"bisect":         {subDanger: map[string]string{"run": "runs a script for every step"}},
-		"worktree":       {operands: opRead, subs: map[string]*spec{"add": sub()}},
+		"worktree":       {operands: opRead, subs: map[string]*spec{"add": {operands: opWriteFirst, opts: append(append([]option{}, common...), val("-b -B"))}, "move": {operands: opWrite}}},
 		"bundle":         {subs: map[string]*spec{"create": {operands: opWriteFirst}}},
 		"init":           {operands: opWrite, opts: append(append([]option{}, common...), conf("--template", "copies hooks from a template directory"))},
 		"update-index":   sub(),
@@ -353,7 +357,7 @@ func gitSpec() *spec {
 	return &spec{
 		extra: gitExtra,
 		opts: opts(val("-c"),
-			conf("--config-env", "sets configuration from the environment"), chdir("-C"), rd("--git-dir"), rd("--work-tree"),
+			conf("--config-env", "sets configuration from the environment"), chdir("-C"), rd("--git-dir"), wr("--work-tree"),
 			oval("--exec-path"), val("--namespace"), val("--super-prefix"), val("--list-cmds"), fl("-p --paginate"),
 			fl("-P --no-pager"), fl("--bare"), fl("--no-replace-objects"), fl("--literal-pathspecs"), fl("--glob-pathspecs"),
 			fl("--noglob-pathspecs"), fl("--icase-pathspecs"), fl("--no-optional-locks"), fl("--version"), fl("--help")),

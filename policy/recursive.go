@@ -265,7 +265,24 @@ func gitPathsExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) 
 		return
 	}
 	if p.subPath[0] == "grep" && (p.has("--no-index") || p.has("--untracked")) {
-		c.recursiveRead(p, ".", st.cwd, walkOpts{hidden: true})
+		// The pattern is the first operand unless -e gives it; pathspecs
+		// follow (all of . when none).
+		ops := p.operands()
+		if !p.has("-e") && len(ops) > 0 {
+			ops = ops[1:]
+		}
+		dirs := []string{"."}
+		if len(ops) > 0 {
+			dirs = nil
+			for _, a := range ops {
+				if a.known {
+					dirs = append(dirs, a.s)
+				}
+			}
+		}
+		for _, d := range dirs {
+			c.recursiveRead(p, d, st.cwd, walkOpts{hidden: true})
+		}
 	}
 	for _, a := range p.operands() {
 		if !a.known || strings.Contains(a.s, "://") {
