@@ -104,9 +104,43 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 			}
 		}
 		return true
+	case "shopt":
+		set := true
+		for _, a := range args[1:] {
+			switch {
+			case !a.known:
+			case a.s == "-s":
+				set = true
+			case a.s == "-u":
+				set = false
+			case strings.HasPrefix(a.s, "-"):
+			default:
+				if st.shopt == nil {
+					st.shopt = map[string]bool{}
+				}
+				st.shopt[a.s] = set
+				st.cfg = nil // expansions follow the new options
+			}
+		}
+		return true
+	case "set":
+		for i, a := range args[1:] {
+			if a.known && a.s == "--" {
+				// set -- ARGS sets the positional parameters.
+				st.pos, st.posKnown = nil, true
+				for _, b := range args[i+2:] {
+					if !b.known {
+						st.posKnown = false
+					}
+					st.pos = append(st.pos, b.s)
+				}
+				break
+			}
+		}
+		return true
 	case "true", "false", ":", "echo", "pwd", "shift", "exit", "return",
 		"break", "continue", "wait", "type", "umask", "ulimit",
-		"times", "jobs", "fg", "bg", "disown", "dirs", "popd", "caller", "shopt", "set",
+		"times", "jobs", "fg", "bg", "disown", "dirs", "popd", "caller",
 		"help", "logout", "suspend":
 		return true
 	case "read", "printf", "mapfile", "readarray", "getopts":
@@ -658,7 +692,7 @@ func assignedNames(builtin string, args []arg) []arg {
 func (c *checker) denyCheck(p *parsed, resolvedProg string) {
 	if p.prog == "rm" {
 		for _, v := range p.values("--interactive") {
-			if v.known && v.s == "never" {
+			if v.known && (v.s == "never" || v.s == "no" || v.s == "none" || v.s == "n") {
 				p.occ = append(p.occ, occurrence{id: "-f", text: "--interactive=never"})
 			}
 		}
@@ -678,7 +712,7 @@ func (c *checker) denyCheck(p *parsed, resolvedProg string) {
 // git+file:///x); it reports whether s was one.
 func (c *checker) fileURL(p *parsed, s, cwd string) bool {
 	i := strings.Index(s, "file:")
-	if i < 0 || (i > 0 && s[i-1] != '+' && s[i-1] != '=' && s[i-1] != '@') {
+	if i < 0 || (i > 0 && s[i-1] != '+' && s[i-1] != '=' && s[i-1] != '@' && s[i-1] != ' ') {
 		return false
 	}
 	rest := s[i+len("file:"):]

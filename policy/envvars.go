@@ -33,6 +33,10 @@ var dangerousVars = map[string]string{
 	"NPM_CONFIG_SCRIPT_SHELL": "runs npm scripts with another shell", "GIT_TRACE": "writes files",
 	"FPATH": "loads shell functions", "GOROOT": "runs the Go tools of another tree", "JAVA_HOME": "runs another JVM",
 	"SUDO_EDITOR": "runs an editor program", "BASH_LOADABLES_PATH": "loads builtins",
+	"GOCACHEPROG": "runs a program as go's cache", "GOAUTH": "runs programs for module authentication",
+	"GORACE": "can write race logs anywhere", "PYTHONPLATLIBDIR": "loads Python code from another directory",
+	"PYTEST_ADDOPTS": "injects pytest options", "GNUMAKEFLAGS": "injects make options", "LESSKEY_CONTENT": "loads less key bindings that can set LESSOPEN",
+	"PYTHONSAFEPATH": "", "PIP_CONFIG_FILE": "loads pip configuration",
 	"AWKPATH": "loads awk code", "AWKLIBPATH": "loads awk extensions", "MANOPT": "injects man options (--pager)",
 	"VIMINIT": "runs editor commands", "EXINIT": "runs editor commands", "MYVIMRC": "loads editor code", "GVIMINIT": "runs editor commands",
 	"PKG_CONFIG": "names a program go runs", "FC": "names a compiler program", "GCCGO": "names a compiler program",
@@ -101,8 +105,12 @@ func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Viola
 		}
 		return deny("names a program that tools run; only " + strings.Join(safe, ", ") + " may be given")
 	}
-	if why, ok := dangerousVars[name]; ok {
+	if why, ok := dangerousVars[name]; ok && why != "" {
 		return deny(why)
+	}
+	if val != nil && (strings.Contains(*val, "$(") || strings.Contains(*val, "`") || strings.Contains(*val, "${")) {
+		// make and shells expand such values again: $(shell …) runs.
+		return deny("holds shell or make syntax that a program may expand and run")
 	}
 	for prefix, why := range dangerousVarPrefixes {
 		if strings.HasPrefix(name, prefix) {

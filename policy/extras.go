@@ -336,10 +336,10 @@ func awkEffects(prog string) []fileEffect {
 			for j < len(code) && code[j] == ' ' {
 				j++
 			}
-			if s, ok := strAt(j); ok {
+			if s, ok := strAt(j); ok && !concatenated(code, j+3) {
 				out = append(out, fileEffect{"write", s})
 			} else {
-				out = append(out, fileEffect{kind: "write"})
+				out = append(out, fileEffect{kind: "write"}) // a name built at run time
 			}
 			if j > i+1 && code[i+1] == '>' {
 				i++
@@ -494,6 +494,11 @@ func tarOldStyle(argv []arg) []arg {
 
 func tarExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	extract := p.has("-x")
+	for _, v := range p.values("-T") {
+		if !v.known || isStdinPath(v.s) {
+			c.danger(p, allowed, "-T", "-T "+v.s, "reads the list of files from standard input, which cannot be checked")
+		}
+	}
 	create := p.has("-c") || p.has("-r") || p.has("-u") || p.has("-A")
 	for _, f := range p.values("-f") {
 		if !f.known || f.s == "-" {
@@ -541,6 +546,11 @@ func unzipExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 // interpExtra: an interpreter runs a script file (read) or, with no script
 // and no inline code option, code from standard input.
 func interpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, v := range p.values("-X") {
+		if dir, ok := strings.CutPrefix(v.s, "pycache_prefix="); ok && v.known {
+			c.operand(dir, AccessWrite, st.cwd, "python3 -X pycache_prefix")
+		}
+	}
 	for _, o := range p.occ {
 		if o.opt != nil && o.opt.stop && o.has {
 			c.pythonModule(p, allowed, o.value, st)
@@ -620,8 +630,15 @@ func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 			}
 		}
 	case "tool":
-		if len(ops) > 0 && ops[0].known && (ops[0].s == "trace" || (ops[0].s == "pprof" && hasPrefixArg(ops, "-http"))) {
-			c.danger(p, allowed, "tool "+ops[0].s, "tool "+ops[0].s, "starts a web server and a browser")
+		if len(ops) > 0 && ops[0].known {
+			switch t := ops[0].s; {
+			case t == "trace" || (t == "pprof" && hasPrefixArg(p.args, "-http")):
+				c.danger(p, allowed, "tool "+t, "tool "+t, "starts a web server and a browser")
+			case t == "test2json" || t == "cgo" || t == "dist":
+				c.danger(p, allowed, "tool "+t, "tool "+t, "runs other programs")
+			case t == "link" && (hasPrefixArg(p.args, "-extld") || hasPrefixArg(p.args, "-extar")):
+				c.danger(p, allowed, "tool link", "tool link -extld", "runs an external linker program")
+			}
 		}
 	}
 	for _, a := range p.args {
@@ -692,6 +709,16 @@ func makeExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 }
 
 func npmExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, v := range p.values("--location") {
+		if !v.known || v.s == "global" || v.s == "user" {
+			c.danger(p, allowed, "--location", "--location="+v.s, "installs or changes packages outside the scope")
+		}
+	}
+	for _, v := range p.values("-C") {
+		if v.known {
+			c.operand(v.s, AccessWrite, st.cwd, "npm --prefix")
+		}
+	}
 	if len(p.subPath) > 0 && (p.subPath[0] == "init") && len(p.operands()) > 0 {
 		c.danger(p, allowed, "init", "init "+argvText(p.operands()[:1]), "runs a remote initializer package")
 	}
@@ -831,6 +858,16 @@ func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	if len(p.values("--exec-path")) > 0 {
 		c.danger(p, allowed, "--exec-path", "--exec-path=…", "runs git's subcommands from another directory")
 	}
+	for _, o := range p.occ {
+		if o.has && o.value.known && (strings.Contains(o.value.s, "ext::") || strings.HasPrefix(o.value.s, "fd::")) {
+			c.danger(p, allowed, "ext::", o.text, "runs a command as the remote")
+		}
+	}
+	if len(p.subPath) > 0 && p.subPath[0] == "push" {
+		if ops := p.operands(); len(ops) > 0 && ops[0].known && looksLikePath(ops[0].s) && !strings.Contains(ops[0].s, ":") {
+			c.operand(ops[0].s, AccessWrite, st.cwd, "git push to")
+		}
+	}
 	for _, a := range p.operands() {
 		if !a.known {
 			continue
@@ -960,7 +997,8 @@ var pythonModules = map[string]string{
 	"timeit": "runs code given as arguments", "code": "runs code from standard input", "pdb": "runs debugger commands",
 	"ensurepip": "installs packages outside the scope", "webbrowser": "starts a browser", "antigravity": "starts a browser",
 	"idlelib": "runs an interactive shell", "runpy": "runs arbitrary modules", "cProfile": "", "profile": "",
-	"venv": "", "pydoc": "", "turtledemo": "runs demo code",
+	"venv": "", "pydoc": "", "turtledemo": "runs demo code", "asyncio": "runs code from standard input",
+	"pickle": "unpickles data, which runs code", "idle": "runs an interactive shell",
 }
 
 // pythonModule checks python -m MODULE: package managers are checked as the
@@ -970,13 +1008,69 @@ func (c *checker) pythonModule(p *parsed, allowed allowEntries, mod arg, st *she
 		c.danger(p, allowed, "-m", "-m with a module known only at run time", "cannot be checked")
 		return
 	}
-	name := mod.s
+	c.pythonModuleArgs(p, allowed, mod.s, p.operands(), st)
+}
+
+// pythonModuleArgs checks the module a python invocation runs with its
+// arguments: modules that run another module or script are followed.
+func (c *checker) pythonModuleArgs(p *parsed, allowed allowEntries, name string, args []arg, st *shellState) {
 	if name == "pip" || name == "pip3" {
-		c.simple(append([]arg{{s: "pip", known: true}}, p.operands()...), st, false)
+		c.simple(append([]arg{{s: "pip", known: true}}, args...), st, false)
 		return
 	}
 	if why := pythonModules[name]; why != "" {
 		c.danger(p, allowed, "-m "+name, "-m "+name, why)
+	}
+	switch name {
+	case "cProfile", "profile", "trace", "doctest", "pdb", "unittest", "pytest":
+		// They run a script, or another module after -m.
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			if !a.known {
+				continue
+			}
+			if a.s == "-m" && i+1 < len(args) && args[i+1].known {
+				c.pythonModuleArgs(p, allowed, args[i+1].s, args[i+2:], st)
+				return
+			}
+			if isStdinPath(a.s) || a.procSubst {
+				c.danger(p, allowed, "-m "+name, "-m "+name+" "+a.s, whyStdin)
+			}
+		}
+	case "pydoc":
+		if hasPrefixArg(args, "-b") || hasPrefixArg(args, "-p") {
+			c.danger(p, allowed, "-m pydoc", "-m pydoc -b", "starts a web server and a browser")
+		}
+	case "zipfile", "tarfile":
+		if len(args) > 0 && args[0].known && (args[0].s == "-c" || args[0].s == "--create") && len(args) > 1 {
+			if args[1].known {
+				c.operand(args[1].s, AccessWrite, st.cwd, "python3 -m "+name+" archive")
+			}
+			for _, a := range args[2:] {
+				if a.known {
+					c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true})
+				}
+			}
+		}
+		if len(args) > 2 && args[0].known && (args[0].s == "-e" || args[0].s == "--extract") && args[2].known {
+			c.operand(args[2].s, AccessWrite, st.cwd, "python3 -m "+name+" target")
+		}
+	case "venv", "virtualenv":
+		for _, a := range args {
+			if a.known && !strings.HasPrefix(a.s, "-") {
+				c.operand(a.s, AccessWrite, st.cwd, "python3 -m venv")
+			}
+		}
+	case "json.tool":
+		var ops []arg
+		for _, a := range args {
+			if !a.known || !strings.HasPrefix(a.s, "-") {
+				ops = append(ops, a)
+			}
+		}
+		if len(ops) > 1 && ops[1].known {
+			c.operand(ops[1].s, AccessWrite, st.cwd, "python3 -m json.tool output")
+		}
 	}
 }
 
@@ -1029,4 +1123,16 @@ func hasPrefixArg(args []arg, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// concatenated reports whether an awk expression continues after position i
+// (a string literal followed by more of the file name: "dir/" $1).
+func concatenated(code string, i int) bool {
+	for i < len(code) && (code[i] == ' ' || code[i] == '\t') {
+		i++
+	}
+	if i >= len(code) {
+		return false
+	}
+	return strings.IndexByte(";}\n)|&,", code[i]) < 0
 }

@@ -199,7 +199,7 @@ func buildPrograms() programs {
 		exe("--checkpoint-action", "runs actions (exec=…) at checkpoints"), exe("-F --info-script --new-volume-script", "runs a script between volumes"),
 		exe("--rsh-command", "runs a remote shell program"), exe("--rmt-command", "runs a remote tape program"),
 		chdir("-C --directory"), val("-f --file"), rd("-T --files-from"), rd("-X --exclude-from"), wr("-g --listed-incremental"),
-		wr("--index-file"), wr("--one-top-level"), wr("--volno-file"), dflag("-P --absolute-names", "writes or reads outside the target directory"),
+		wr("--index-file"), rd("--add-file"), wr("--one-top-level"), wr("--volno-file"), dflag("-P --absolute-names", "writes or reads outside the target directory"),
 		fl("-x --extract --get"), fl("-c --create"), fl("-r --append"), fl("-u --update"), fl("-A --catenate --concatenate"),
 		fl("-t --list"), fl("-d --diff --compare"), fl("--delete"), val("-b --blocking-factor"), val("-K --starting-file"),
 		val("-N --newer --after-date"), val("-L --tape-length"), val("-V --label"), val("-H --format"), val("--exclude"),
@@ -292,7 +292,7 @@ func buildPrograms() programs {
 	add(&spec{wrapper: true, appendsInput: true, opts: opts(fl("-0 --null"), fl("-r --no-run-if-empty"), fl("-t --verbose"),
 		fl("-p --interactive"), fl("-x --exit"), fl("-o --open-tty"), rd("-a --arg-file"), val("-d --delimiter"), val("-E"),
 		oval("-e --eof"), val("-I"), oval("-i --replace"), val("-L --max-lines"), oval("-l"), val("-n --max-args"),
-		val("-P --max-procs"), val("-s --max-chars"), val("--process-slot-var"), fl("--show-limits"))}, "xargs")
+		val("-P --max-procs"), val("-s --max-chars"), opt("--process-slot-var", valueOpt, effDanger, "sets a variable of its choosing in the command's environment"), fl("--show-limits"))}, "xargs")
 	add(&spec{wrapper: true, opts: opts(val("-u --user"), val("-g --group"), val("-C --close-from"), val("-h --host"),
 		val("-p --prompt"), val("-r --role"), val("-t --type"), val("-U --other-user"), val("-T --command-timeout"), chdir("-D --chdir"),
 		dflag("-i --login", "starts a login shell"), dflag("-s --shell", "starts a shell"), dflag("-e --edit", "edits files as another user"),
@@ -404,9 +404,10 @@ func npmSpec() *spec {
 		val("--loglevel"), flags("-s --silent -q --quiet -d --verbose --if-present --ignore-scripts -D --save-dev -E --save-exact -P --save-prod"))
 	s := func(extra ...option) *spec { return &spec{opts: append(append([]option{}, global...), extra...)} }
 	gl := dflag("-g --global", "installs or changes packages outside the scope")
+	loc := opt("--location", valueOpt, effNone, "")
 	return &spec{opts: global, defSub: s(),
 		subs: map[string]*spec{
-			"install": s(gl), "i": s(gl), "add": s(gl), "uninstall": s(gl), "rm": s(gl), "remove": s(gl), "link": s(gl),
+			"install": s(gl, loc), "i": s(gl, loc), "add": s(gl), "uninstall": s(gl), "rm": s(gl), "remove": s(gl), "link": s(gl),
 			"update": s(gl), "up": s(gl),
 			"config": {opts: global, subs: map[string]*spec{}, subDanger: map[string]string{"set": whyConfig, "edit": whyConfig, "delete": whyConfig, "fix": whyConfig}},
 			"c":      {opts: global, subDanger: map[string]string{"set": whyConfig, "edit": whyConfig, "delete": whyConfig}},
@@ -416,17 +417,18 @@ func npmSpec() *spec {
 		subDanger: map[string]string{"exec": "runs a package's program, fetched if needed", "x": "runs a package's program, fetched if needed",
 			"explore": "runs a shell in a package", "set": whyConfig, "edit": "runs an editor", "create": "runs a remote initializer package",
 			"init": "runs a remote initializer package when given one", "link": "links packages into the global prefix",
+			"docs": "starts a browser", "bugs": "starts a browser", "repo": "starts a browser", "home": "starts a browser",
 			"ln": "links packages into the global prefix"},
 		extra: npmExtra,
 	}
 }
 
 func pipSpec() *spec {
-	global := opts(wr("--log"), wr("--cache-dir"), val("--proxy"), val("--retries"), val("--timeout"), flags("-v -q --isolated --no-cache-dir -U --upgrade --user --no-deps -e --editable --pre"))
+	global := opts(wr("--log"), wr("--cache-dir"), exe("--python", "runs another Python interpreter"), dflag("--user", "installs into the user's directory, outside the scope"), val("--proxy"), val("--retries"), val("--timeout"), flags("-v -q --isolated --no-cache-dir -U --upgrade --no-deps -e --editable --pre"))
 	inst := func(extra ...option) *spec {
 		return &spec{opts: append(append([]option{}, global...), append([]option{wr("-t --target"), wr("--prefix"), wr("--root"),
 			wr("--src"), rd("-r --requirement"), rd("-c --constraint"), val("-i --index-url"), val("--extra-index-url"),
-			val("-f --find-links")}, extra...)...)}
+			rd("-f --find-links")}, extra...)...)}
 	}
 	return &spec{opts: global, defSub: &spec{opts: global},
 		subs: map[string]*spec{

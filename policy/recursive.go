@@ -154,7 +154,11 @@ func recursiveOperands(p *parsed, skipFirst bool) []string {
 }
 
 func grepExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
-	if !p.has("-r") && p.prog != "rgrep" {
+	recurse := p.has("-r") || p.prog == "rgrep"
+	for _, v := range p.values("-d") {
+		recurse = recurse || !v.known || v.s == "recurse"
+	}
+	if !recurse {
 		return
 	}
 	patternGiven := false
@@ -235,6 +239,11 @@ func rgExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 }
 
 func zipExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, a := range p.args {
+		if a.known && a.s == "-@" {
+			c.danger(p, allowed, "-@", "-@", "reads the list of files from standard input, which cannot be checked")
+		}
+	}
 	if !p.has("-r") {
 		return
 	}

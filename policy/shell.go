@@ -40,7 +40,9 @@ type shellState struct {
 	cond int
 	// numeric are variables last assigned by arithmetic: they hold numbers.
 	numeric map[string]bool
-	cfg     *expand.Config // built on first use; never shared by clones
+	// shopt are the glob options the script set (globstar, dotglob…).
+	shopt map[string]bool
+	cfg   *expand.Config // built on first use; never shared by clones
 }
 
 func (st *shellState) clone() *shellState {
@@ -48,6 +50,12 @@ func (st *shellState) clone() *shellState {
 		funcs: make(map[string]bool, len(st.funcs)), cond: st.cond, numeric: make(map[string]bool, len(st.numeric))}
 	for k := range st.numeric {
 		c.numeric[k] = true
+	}
+	if st.shopt != nil {
+		c.shopt = make(map[string]bool, len(st.shopt))
+		for k, v := range st.shopt {
+			c.shopt[k] = v
+		}
 	}
 	for k, v := range st.vars {
 		c.vars[k] = v
@@ -375,9 +383,17 @@ func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
 	}
 	name := a.Name.Value
 	var val *string
-	if a.Value != nil && a.Array == nil && !a.Append {
+	if a.Value != nil && a.Array == nil {
 		if v, ok := c.literal(a.Value, st); ok {
-			val = &v
+			if a.Append {
+				// f+=x appends to a known value.
+				if old, known := c.varValue(name, st); known {
+					v = old + v
+					val = &v
+				}
+			} else {
+				val = &v
+			}
 		}
 	} else if a.Value == nil && a.Array == nil && !a.Naked {
 		empty := ""

@@ -187,7 +187,8 @@ func (c *checker) expandConfig(st *shellState) *expand.Config {
 // progress must not share its configuration with a nested one (a command
 // substitution evaluated while its word expands).
 func (c *checker) newExpandConfig(st *shellState) *expand.Config {
-	cfg := &expand.Config{Env: staticEnv{c: c, st: st}}
+	cfg := &expand.Config{Env: staticEnv{c: c, st: st}, GlobStar: st.shopt["globstar"], DotGlob: st.shopt["dotglob"],
+		NoCaseGlob: st.shopt["nocaseglob"], NullGlob: st.shopt["nullglob"], ExtGlob: st.shopt["extglob"]}
 	cfg.CmdSubst = func(w io.Writer, cs *syntax.CmdSubst) error {
 		out, ok := c.pureOutput(cs, st)
 		if !ok {
