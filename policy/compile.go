@@ -123,7 +123,7 @@ func compileGlobs(list string, pats []string, foldCase bool, env Env) ([]glob, e
 			if env.Home == "" {
 				return nil, fmt.Errorf("%w: %s: ~ used but no home directory is known", ErrInvalidScope, rule)
 			}
-			pat = escapeGlob(env.Home) + pat[1:]
+			pat = EscapeGlob(env.Home) + pat[1:]
 		}
 		switch {
 		case strings.HasPrefix(pat, "/"):
@@ -132,7 +132,7 @@ func compileGlobs(list string, pats []string, foldCase bool, env Env) ([]glob, e
 			g.patterns = append(g.patterns, pat)
 			canon, err := canonicalize(lit, env.fs())
 			if err == nil && canon != lit {
-				g.patterns = append(g.patterns, joinGlob(escapeGlob(canon), rest))
+				g.patterns = append(g.patterns, joinGlob(EscapeGlob(canon), rest))
 			}
 			if err == nil {
 				g.root = canon
@@ -225,8 +225,9 @@ func joinGlob(prefix, rest string) string {
 	return prefix + "/" + rest
 }
 
-// escapeGlob makes a literal path safe to use as a glob prefix.
-func escapeGlob(s string) string {
+// EscapeGlob makes a literal path safe to use in a glob: its glob
+// metacharacters are escaped with a backslash.
+func EscapeGlob(s string) string {
 	if !strings.ContainsAny(s, `*?[]{}\`) {
 		return s
 	}

@@ -249,7 +249,7 @@ func shown(abs, resolved string) string {
 
 // suggest is the pattern a denial message proposes: the file's directory.
 func suggest(p string) string {
-	return escapeGlob(filepath.Dir(p)) + "/**"
+	return EscapeGlob(filepath.Dir(p)) + "/**"
 }
 
 // quoteArg quotes s for a message if it holds anything but safe characters.

@@ -157,26 +157,10 @@ func StandardDeny() []string {
 func WorktreeScope(dirs []string) policy.Document {
 	var doc policy.Document
 	for _, d := range dirs {
-		pat := strings.TrimSuffix(EscapeGlob(filepath.Clean(d)), "/") + "/**"
+		pat := strings.TrimSuffix(policy.EscapeGlob(filepath.Clean(d)), "/") + "/**"
 		doc.Paths.Read = append(doc.Paths.Read, pat)
 		doc.Paths.Write = append(doc.Paths.Write, pat)
 	}
 	doc.Paths.Deny = StandardDeny()
 	return doc
-}
-
-// EscapeGlob makes a literal path safe to use inside a doublestar pattern.
-func EscapeGlob(s string) string {
-	const meta = `*?[]{}\`
-	if !strings.ContainsAny(s, meta) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(meta, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -107,7 +107,7 @@ func ExpandProjectRoot(doc policy.Document, root string) (policy.Document, []str
 			}
 			val := root
 			if glob {
-				val = EscapeGlob(root)
+				val = policy.EscapeGlob(root)
 			}
 			out = append(out, strings.ReplaceAll(e, ProjectRootVar, val))
 		}
