@@ -88,23 +88,28 @@ type fileID struct {
 }
 
 func statID(path string) (fileID, bool) {
+	id, err := statFile(path)
+	return id, err == nil
+}
+
+// statFile returns the identity of a file.
+func statFile(path string) (fileID, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return fileID{}, false
+		return fileID{}, err
 	}
 	id := fileID{size: uint64(fi.Size()), mtime: fi.ModTime()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		id.ino = st.Ino
 	}
-	return id, true
+	return id, nil
 }
 
 // cachedScope is a compiled scope and the file identity it was read from.
 type cachedScope struct {
-	ino, size uint64
-	mtime     time.Time
-	scope     *policy.Scope
-	err       error
+	id    fileID
+	scope *policy.Scope
+	err   error
 }
 
 // New returns a Gateway.
@@ -174,22 +179,17 @@ var ErrScopeMissing = errors.New("scope file missing")
 // anew. A missing file is ErrScopeMissing; an unusable one wraps
 // policy.ErrInvalidScope. Errors are never cached over a changed file.
 func (g *Gateway) LoadScope(path string, env policy.Env) (*policy.Scope, error) {
-	fi, err := os.Stat(path)
+	id, err := statFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrScopeMissing, path)
 		}
 		return nil, fmt.Errorf("%w: stat %s: %v", policy.ErrInvalidScope, path, err)
 	}
-	st, _ := fi.Sys().(*syscall.Stat_t)
-	var ino uint64
-	if st != nil {
-		ino = st.Ino
-	}
 	g.mu.Lock()
 	c, ok := g.cache[path]
 	g.mu.Unlock()
-	if ok && c.ino == ino && c.size == uint64(fi.Size()) && c.mtime.Equal(fi.ModTime()) {
+	if ok && c.id == id {
 		return c.scope, c.err
 	}
 	sc, err := g.compile(path, env)
@@ -197,7 +197,7 @@ func (g *Gateway) LoadScope(path string, env policy.Env) (*policy.Scope, error) 
 		g.opts.Observer.ScopeLoadError()
 	}
 	g.mu.Lock()
-	g.cache[path] = cachedScope{ino: ino, size: uint64(fi.Size()), mtime: fi.ModTime(), scope: sc, err: err}
+	g.cache[path] = cachedScope{id: id, scope: sc, err: err}
 	g.mu.Unlock()
 	return sc, err
 }
