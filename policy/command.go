@@ -690,13 +690,6 @@ func assignedNames(builtin string, args []arg) []arg {
 
 // denyCheck applies the deny entries to a parsed command.
 func (c *checker) denyCheck(p *parsed, resolvedProg string) {
-	if p.prog == "rm" {
-		for _, v := range p.values("--interactive") {
-			if v.known && (v.s == "never" || v.s == "no" || v.s == "none" || v.s == "n") {
-				p.occ = append(p.occ, occurrence{id: "-f", text: "--interactive=never"})
-			}
-		}
-	}
 	for i := range c.s.denyCmds {
 		e := &c.s.denyCmds[i]
 		// Arguments known only at run time may carry the options the entry

@@ -93,6 +93,9 @@ type spec struct {
 	split string
 	// abbrev: subcommands may be abbreviated to a unique prefix (npm).
 	abbrev bool
+	// imply adds the options that others imply (rm --interactive=never is
+	// -f), so that deny entries match by meaning.
+	imply func(p *parsed)
 }
 
 func (sp *spec) lookup(name string) *option {
@@ -217,6 +220,9 @@ func parseArgs(prog string, sp *spec, argv []arg) *parsed {
 	}
 	p := &parsed{prog: prog, args: argv, sp: sp, leaf: sp}
 	p.parse(sp, argv, 0)
+	if sp != nil && sp.imply != nil {
+		sp.imply(p)
+	}
 	return p
 }
 

@@ -108,7 +108,8 @@ func buildPrograms() programs {
 
 	// Removing, creating and changing files: every operand is written.
 	add(&spec{operands: opWrite, opts: opts(fl("-r -R --recursive"), fl("-f --force"), fl("-i"), fl("-I"),
-		fl("-d --dir"), fl("-v --verbose"), oval("--interactive"), fl("--one-file-system"), fl("--no-preserve-root"), fl("--preserve-root"))}, "rm")
+		fl("-d --dir"), fl("-v --verbose"), oval("--interactive"), fl("--one-file-system"), fl("--no-preserve-root"), fl("--preserve-root")),
+		imply: rmImply}, "rm")
 	add(&spec{operands: opWrite, opts: opts(fl("-p --parents"), val("-m --mode"), fl("-v --verbose"))}, "mkdir", "rmdir")
 	add(&spec{operands: opWrite, opts: opts(rd("-r --reference"), val("-d --date"), val("-t"), fl("-a"), fl("-m"), fl("-c --no-create"), fl("-h --no-dereference"))}, "touch")
 	add(&spec{operands: opWrite, opts: opts(val("-s --size"), rd("-r --reference"), fl("-c --no-create"))}, "truncate")
@@ -435,4 +436,13 @@ func pipSpec() *spec {
 			"install": inst(), "download": inst(wr("-d --dest")), "wheel": inst(wr("-w --wheel-dir")),
 			"config": {subDanger: map[string]string{"set": whyConfig, "edit": whyConfig, "unset": whyConfig}},
 		}}
+}
+
+// rmImply: --interactive=never (no, none, n) removes without asking, as -f.
+func rmImply(p *parsed) {
+	for _, v := range p.values("--interactive") {
+		if v.known && (v.s == "never" || v.s == "no" || v.s == "none" || v.s == "n") {
+			p.occ = append(p.occ, occurrence{id: "-f", text: "--interactive=" + v.s})
+		}
+	}
 }
