@@ -1,10 +1,11 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"syscall"
 	"time"
 )
@@ -59,81 +60,69 @@ func now(clock func() time.Time) time.Time {
 
 // appendEntry appends text to path as described at [Log.Append]. When the
 // file does not end in a newline (a write torn by a crash), the entry is
-// preceded by one so that its headline starts a line.
+// preceded by one so that its headline starts a line. It works on the raw
+// descriptor: a regular file gains nothing from the runtime poller, and
+// registering with it would cost system calls on every append.
 func appendEntry(ctx context.Context, path string, text []byte, sync bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	fd, err := retry(func() (int, error) {
+		return syscall.Open(path, syscall.O_RDWR|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	})
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}
-	defer f.Close()
-	if err := flock(f, syscall.LOCK_EX); err != nil {
+	err = appendFD(fd, path, text, sync)
+	// Closing the descriptor releases the lock.
+	if cerr := syscall.Close(fd); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", path, cerr)
+	}
+	return err
+}
+
+// appendFD is appendEntry on the open descriptor of path.
+func appendFD(fd int, path string, text []byte, sync bool) error {
+	if _, err := retry(func() (int, error) { return 0, syscall.Flock(fd, syscall.LOCK_EX) }); err != nil {
 		return fmt.Errorf("lock %s: %w", path, err)
 	}
-	// Closing the descriptor releases the lock.
-
-	if st, err := f.Stat(); err != nil {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
-	} else if st.Size() > 0 {
-		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, st.Size()-1); err != nil {
-			return fmt.Errorf("read end of %s: %w", path, err)
+	}
+	if st.Size > 0 {
+		var last [1]byte
+		n, err := retry(func() (int, error) { return syscall.Pread(fd, last[:], st.Size-1) })
+		if err != nil || n != 1 {
+			return fmt.Errorf("read end of %s: %w", path, cmp.Or(err, io.ErrUnexpectedEOF))
 		}
 		if last[0] != '\n' {
 			text = append([]byte{'\n'}, text...)
 		}
 	}
-	if err := writeOnce(f, text); err != nil {
+	// Exactly one successful write(2): a loop over short writes could
+	// split an entry between two system calls. A short write is an error.
+	n, err := retry(func() (int, error) { return syscall.Write(fd, text) })
+	if err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
+	if n != len(text) {
+		return fmt.Errorf("append to %s: %w: %d of %d bytes", path, ErrShortWrite, n, len(text))
+	}
 	if sync {
-		if err := f.Sync(); err != nil {
+		if _, err := retry(func() (int, error) { return 0, syscall.Fsync(fd) }); err != nil {
 			return fmt.Errorf("sync %s: %w", path, err)
 		}
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
 	return nil
 }
 
-// flock takes a lock on f, retrying when a signal interrupts the wait.
-func flock(f *os.File, how int) error {
+// retry runs a system call again while a signal interrupts it.
+func retry(call func() (int, error)) (int, error) {
 	for {
-		err := syscall.Flock(int(f.Fd()), how)
+		n, err := call()
 		if !errors.Is(err, syscall.EINTR) {
-			return err
+			return n, err
 		}
 	}
-}
-
-// writeOnce writes p with exactly one successful write(2): os.File.Write
-// would loop over short writes and so could split an entry between two
-// system calls. A short write is an error.
-func writeOnce(f *os.File, p []byte) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var n int
-	var werr error
-	if err := rc.Write(func(fd uintptr) bool {
-		for {
-			n, werr = syscall.Write(int(fd), p)
-			if !errors.Is(werr, syscall.EINTR) {
-				return true
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	if werr != nil {
-		return werr
-	}
-	if n != len(p) {
-		return fmt.Errorf("%w: %d of %d bytes", ErrShortWrite, n, len(p))
-	}
-	return nil
 }
