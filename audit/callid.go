@@ -1,7 +1,8 @@
 package audit
 
 import (
-	"crypto/rand"
+	"encoding/binary"
+	"math/rand/v2"
 	"time"
 )
 
@@ -19,7 +20,11 @@ func NewCallID(now time.Time) string {
 		b[i] = byte(ms)
 		ms >>= 8
 	}
-	rand.Read(b[6:]) // never fails (crypto/rand, Go 1.24+)
+	// The runtime's per-thread ChaCha8 generator, seeded from the kernel's
+	// entropy: ids must not collide, not be secret, and a getrandom(2) per
+	// call is a system call on every decision.
+	binary.BigEndian.PutUint64(b[6:14], rand.Uint64())
+	binary.BigEndian.PutUint16(b[14:], uint16(rand.Uint32()))
 	return encodeULID(b)
 }
 
