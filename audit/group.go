@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"sync"
 )
 
@@ -27,7 +28,6 @@ type groupReq struct {
 }
 
 func (g *Group) append(path string, text []byte, sync bool) error {
-	r := groupReq{text: text, done: make(chan error, 1)}
 	g.mu.Lock()
 	if g.queues == nil {
 		g.queues = map[string]*groupQueue{}
@@ -37,30 +37,51 @@ func (g *Group) append(path string, text []byte, sync bool) error {
 		q = &groupQueue{}
 		g.queues[path] = q
 	}
-	q.pending = append(q.pending, r)
 	if q.flushing {
+		r := groupReq{text: text, done: make(chan error, 1)}
+		q.pending = append(q.pending, r)
 		g.mu.Unlock()
 		return <-r.done
 	}
+	// This goroutine writes its own entry (first in the batch) and every
+	// entry that queues up meanwhile.
 	q.flushing = true
-	for {
+	q.pending = append(q.pending, groupReq{text: text})
+	// Let the goroutines that are ready to run reach the queue first: under
+	// load they join this batch instead of each paying for its own
+	// open, lock, write and close; when nothing else is runnable this
+	// returns at once.
+	g.mu.Unlock()
+	runtime.Gosched()
+	g.mu.Lock()
+	var own error
+	first := true
+	for len(q.pending) > 0 {
 		batch := q.pending
 		q.pending = nil
 		g.mu.Unlock()
-		var buf bytes.Buffer
-		for _, b := range batch {
-			buf.Write(b.text)
+		var err error
+		if len(batch) == 1 {
+			err = appendEntry(context.Background(), path, batch[0].text, sync)
+		} else {
+			var buf bytes.Buffer
+			for _, b := range batch {
+				buf.Write(b.text)
+			}
+			err = appendEntry(context.Background(), path, buf.Bytes(), sync)
 		}
-		err := appendEntry(context.Background(), path, buf.Bytes(), sync)
+		if first {
+			own, first = err, false
+		}
 		for _, b := range batch {
-			b.done <- err
+			if b.done != nil {
+				b.done <- err
+			}
 		}
 		g.mu.Lock()
-		if len(q.pending) == 0 {
-			q.flushing = false
-			delete(g.queues, path)
-			g.mu.Unlock()
-			return <-r.done
-		}
 	}
+	q.flushing = false
+	delete(g.queues, path)
+	g.mu.Unlock()
+	return own
 }
