@@ -174,7 +174,7 @@ func TestBlockEscape(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var b strings.Builder
+			var b bytes.Buffer
 			writeBlockBody(&b, tt.in)
 			if got := strings.TrimSuffix(b.String(), "\n"); got != tt.want {
 				t.Errorf("escaped %q = %q, want %q", tt.in, got, tt.want)
@@ -480,5 +480,29 @@ func TestNewCallID(t *testing.T) {
 	// Same millisecond prefix as a reference ULID of a known time.
 	if got := NewCallID(time.UnixMilli(1469918176385))[:10]; got != "01ARYZ6S41" {
 		t.Errorf("timestamp part = %q, want 01ARYZ6S41", got)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	tests := []struct{ args, want string }{
+		{`{"command":"ls -la"}`, "ls -la"},
+		{`{"pattern":"TODO","path":"src"}`, "TODO in src"},
+		{`{"pattern":"*.go"}`, "*.go"},
+		{`{"path":"a.txt","offset":3}`, "a.txt"},
+		{`{"node_id":"abc"}`, "abc"},
+		{`{"title":"Note"}`, "Note"},
+		{`{"source_id":"a","target_id":"b"}`, "a -> b"},
+		// The tools decode keys case-insensitively, the last one winning:
+		// the headline shows what was decided.
+		{`{"command":"rm -rf /","COMMAND":"ls"}`, "ls"},
+		{`{"command":42,"path":"x"}`, "x"},
+		{`{"command":`, ""},
+		{`[]`, ""},
+		{``, ""},
+	}
+	for _, tt := range tests {
+		if got := summarize(json.RawMessage(tt.args)); got != tt.want {
+			t.Errorf("summarize(%s) = %q, want %q", tt.args, got, tt.want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -158,7 +159,7 @@ func needsComma(line string) (int, bool) {
 // writeBlockBody writes s (already sanitized) as the body of an Org block,
 // escaping each line as org-escape-code-in-string does, and ends it with a
 // newline.
-func writeBlockBody(b *strings.Builder, s string) {
+func writeBlockBody(b *bytes.Buffer, s string) {
 	if s == "" {
 		return
 	}

@@ -1,13 +1,13 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -38,7 +38,7 @@ func (l *PromptLog) Append(ctx context.Context, c PromptChange) error {
 	if c.Time.IsZero() {
 		c.Time = now(l.Now)
 	}
-	var b strings.Builder
+	var b bytes.Buffer
 	b.WriteString("* System Prompt Change\n:PROPERTIES:\n")
 	writeProp(&b, "TIMESTAMP", orgTimestamp(c.Time))
 	writeProp(&b, "TIME", c.Time.UTC().Format(timeLayout))
@@ -48,7 +48,7 @@ func (l *PromptLog) Append(ctx context.Context, c PromptChange) error {
 	b.WriteString("#+end_example\n** New\n#+begin_example\n")
 	writeBlockBody(&b, sanitizeBlock(c.New))
 	b.WriteString("#+end_example\n")
-	if err := appendEntry(ctx, l.Path, []byte(b.String()), !l.NoSync); err != nil {
+	if err := appendEntry(ctx, l.Path, b.Bytes(), !l.NoSync); err != nil {
 		return fmt.Errorf("log system prompt change: %w", err)
 	}
 	return nil

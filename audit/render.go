@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,7 @@ func render(e *Entry, maxOutput int) []byte {
 	if maxOutput <= 0 {
 		maxOutput = DefaultMaxOutput
 	}
-	var b strings.Builder
+	var b bytes.Buffer
 	b.Grow(512 + min(len(e.Stdout), maxOutput) + min(len(e.Stderr), maxOutput) + len(e.Args))
 
 	b.WriteString("* ")
@@ -82,7 +83,7 @@ func render(e *Entry, maxOutput int) []byte {
 			b.WriteString("#+end_example\n")
 		}
 	}
-	return []byte(b.String())
+	return b.Bytes()
 }
 
 // hasResult reports whether e gets a Result section: an allowed call that
@@ -95,7 +96,7 @@ func hasResult(e *Entry) bool {
 }
 
 // prop writes a property drawer line for a non-empty value.
-func prop(b *strings.Builder, key, value string) {
+func prop(b *bytes.Buffer, key, value string) {
 	if value == "" {
 		return
 	}
@@ -104,7 +105,7 @@ func prop(b *strings.Builder, key, value string) {
 
 // writeProp writes ":KEY: value" with the value column aligned as in
 // CONTRACT.md §7.
-func writeProp(b *strings.Builder, key, value string) {
+func writeProp(b *bytes.Buffer, key, value string) {
 	b.WriteByte(':')
 	b.WriteString(key)
 	b.WriteByte(':')
@@ -165,35 +166,39 @@ func noTags(s string) string {
 }
 
 // summarize picks what a reader wants to see of a call: the shell command,
-// or the path, pattern or node the call is about.
+// or the path, pattern or node the call is about. Keys are matched as the
+// tools decode them (encoding/json: the last of case-insensitively equal
+// keys wins), so the headline names what was decided; a value that is not a
+// string is left out.
 func summarize(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	var args map[string]any
-	if json.Unmarshal(raw, &args) != nil {
+	var a struct {
+		Command, Pattern, Path, Title string
+		NodeID                        string `json:"node_id"`
+		SourceID                      string `json:"source_id"`
+		TargetID                      string `json:"target_id"`
+	}
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(raw, &a); err != nil && !errors.As(err, &typeErr) {
 		return ""
 	}
-	str := func(k string) string {
-		s, _ := args[k].(string)
-		return s
+	switch {
+	case a.Command != "":
+		return a.Command
+	case a.Pattern != "" && a.Path != "":
+		return a.Pattern + " in " + a.Path
+	case a.Pattern != "":
+		return a.Pattern
 	}
-	if c := str("command"); c != "" {
-		return c
-	}
-	if p := str("pattern"); p != "" {
-		if d := str("path"); d != "" {
-			return p + " in " + d
-		}
-		return p
-	}
-	for _, k := range []string{"path", "node_id", "title"} {
-		if v := str(k); v != "" {
+	for _, v := range []string{a.Path, a.NodeID, a.Title} {
+		if v != "" {
 			return v
 		}
 	}
-	if s, t := str("source_id"), str("target_id"); s != "" || t != "" {
-		return s + " -> " + t
+	if a.SourceID != "" || a.TargetID != "" {
+		return a.SourceID + " -> " + a.TargetID
 	}
 	return ""
 }
