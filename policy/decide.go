@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -94,11 +95,48 @@ func (s *Scope) filePath(tool, p string, access Access, call Call, env Env) []Vi
 	if p == "" {
 		return missing(tool, "path")
 	}
-	cwd, vs := s.callCwd(call, env, !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~"))
+	relative := !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~")
+	if relative {
+		if vs, ok := s.relativeNoSymlinks(p, access, call, env); ok {
+			return vs
+		}
+	}
+	cwd, vs := s.callCwd(call, env, relative)
 	if vs != nil {
 		return vs
 	}
 	return s.checkPath(p, access, cwd, env, pathSource{})
+}
+
+// relativeNoSymlinks decides a relative path of a file tool in one step
+// when the filesystem can tell that cwd/p exists with no symbolic link on
+// the way (see noSymlinkResolver). Then the kernel walked every component of
+// the working directory as a directory and found no link, so the cleaned
+// spellings of both are canonical and the working directory needs no walk
+// of its own. ok is false when this does not apply; the caller then takes
+// the general path, which gives the same answer.
+func (s *Scope) relativeNoSymlinks(p string, access Access, call Call, env Env) ([]Violation, bool) {
+	r, isResolver := env.fs().(noSymlinkResolver)
+	cwd := cmp.Or(call.Cwd, env.Cwd)
+	if !isResolver || !strings.HasPrefix(cwd, "/") {
+		return nil, false
+	}
+	if _, err := absPath(cwd, "/", env); err != nil {
+		return nil, false
+	}
+	abs, err := absPath(p, cwd, env)
+	if err != nil {
+		return nil, false
+	}
+	clean, info, ok := r.resolveNoSymlinks(abs)
+	if !ok {
+		return nil, false
+	}
+	dir := filepath.Clean(cwd)
+	if vs := s.checkCanonical(dir, dir, nil, AccessRead, env, pathSource{what: "working directory"}); vs != nil {
+		return vs, true
+	}
+	return s.checkCanonical(filepath.Clean(abs), clean, info, access, env, pathSource{}), true
 }
 
 func (s *Scope) decide(call Call, env Env) []Violation {
