@@ -56,7 +56,9 @@ func (g *Gateway) scopePath(t Target) string {
 func (g *Gateway) decide(t Target, call policy.Call) decision {
 	start := time.Now()
 	defaultCwd := t.Cwd
-	if defaultCwd == "" && t.BranchDir != "" {
+	// The branch's default is read only when the call names no directory:
+	// a call's own cwd always wins over it.
+	if call.Cwd == "" && defaultCwd == "" && t.BranchDir != "" {
 		defaultCwd = g.branchCwd(t.BranchDir)
 	}
 	var extra []string
