@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -52,15 +53,17 @@ func (s *Server) edge(next http.Handler) http.Handler {
 					writeError(sw, errorf(http.StatusInternalServerError, CodeInternal, "internal error"))
 				}
 			}
-			args := []any{"method", r.Method, "path", r.URL.Path, "status", sw.status,
-				"duration_ms", float64(time.Since(start).Microseconds()) / 1000}
+			level := slog.LevelDebug
 			switch {
 			case sw.status >= 500:
-				s.log.Error("request", args...)
+				level = slog.LevelError
 			case sw.status >= 400:
-				s.log.Info("request", args...)
-			default:
-				s.log.Debug("request", args...)
+				level = slog.LevelInfo
+			}
+			if s.log.Enabled(r.Context(), level) {
+				s.log.LogAttrs(r.Context(), level, "request", slog.String("method", r.Method),
+					slog.String("path", r.URL.Path), slog.Int("status", sw.status),
+					slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
 			}
 		}()
 		if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
