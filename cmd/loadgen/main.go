@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -70,7 +71,7 @@ func run(args []string, stdout io.Writer) error {
 	if o.mode == "all" {
 		modes = []string{"echo-baseline", "check", "open-loop", "forkexec-baseline", "call-shell", "call-read"}
 	}
-	fmt.Fprintf(stdout, "| mode | clients | requests | req/s | p50 | p99 | server RSS (peak) |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| mode | clients | requests | req/s | p50 | p99 | server RSS (peak) | server CPU/req | client CPU/req |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range modes {
 		r, err := runMode(m, o)
 		if err != nil {
@@ -90,6 +91,9 @@ type result struct {
 	latencies []time.Duration
 	rssKiB    int64
 	hwmKiB    int64
+	// serverCPU and clientCPU are the processor time the server process
+	// and this client used over the run (user + system).
+	serverCPU, clientCPU time.Duration
 }
 
 func (r result) row() string {
@@ -109,15 +113,23 @@ func (r result) row() string {
 	if r.errs > 0 {
 		errs = fmt.Sprintf(" (%d errors)", r.errs)
 	}
-	return fmt.Sprintf("| %s | %s | %d%s | %.0f | %s | %s | %s |", r.mode, r.clients, r.n, errs,
-		float64(r.n)/r.elapsed.Seconds(), pct(0.50), pct(0.99), rss)
+	perReq := func(d time.Duration) string {
+		if d <= 0 || r.n == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f µs", float64(d.Microseconds())/float64(r.n))
+	}
+	return fmt.Sprintf("| %s | %s | %d%s | %.0f | %s | %s | %s | %s | %s |", r.mode, r.clients, r.n, errs,
+		float64(r.n)/r.elapsed.Seconds(), pct(0.50), pct(0.99), rss, perReq(r.serverCPU), perReq(r.clientCPU))
 }
 
 func runMode(mode string, o options) (result, error) {
 	switch mode {
 	case "forkexec-baseline":
+		c0 := selfCPU()
 		r := closedLoop(o.clients, o.duration, func() error { return exec.Command("/bin/true").Run() })
 		r.mode = mode
+		r.clientCPU = selfCPU() - c0
 		return r, nil
 	case "echo-baseline":
 		srv, err := startEcho()
@@ -127,8 +139,10 @@ func runMode(mode string, o options) (result, error) {
 		defer srv.stop()
 		body := []byte(`{"tool":"read_file","args":{"path":"hello.txt"},"cwd":"/tmp/proj"}`)
 		client := newClient(o.clients)
+		s0, c0 := procCPU(srv.pid), selfCPU()
 		r := closedLoop(o.clients, o.duration, func() error { return postOK(client, srv.url+"/echo", body) })
 		r.mode = mode
+		r.serverCPU, r.clientCPU = procCPU(srv.pid)-s0, selfCPU()-c0
 		r.rssKiB, r.hwmKiB = rss(srv.pid)
 		return r, nil
 	case "check", "call-shell", "call-read", "open-loop":
@@ -157,12 +171,14 @@ func runMode(mode string, o options) (result, error) {
 			return postOK(client, srv.url+"/v1/sessions/"+id+"/"+route, body)
 		}
 		var r result
+		s0, c0 := procCPU(srv.pid), selfCPU()
 		if mode == "open-loop" {
 			r = openLoop(o.rate, o.duration, do)
 		} else {
 			r = closedLoop(o.clients, o.duration, do)
 		}
 		r.mode = mode
+		r.serverCPU, r.clientCPU = procCPU(srv.pid)-s0, selfCPU()-c0
 		r.rssKiB, r.hwmKiB = rss(srv.pid)
 		return r, nil
 	}
@@ -248,6 +264,45 @@ func openLoop(rate int, d time.Duration, do func() error) result {
 	r.elapsed = time.Since(start)
 	r.n = len(r.latencies)
 	return r
+}
+
+// procCPU is the processor time (user + system) a process and its waited-for
+// children have used, from /proc/PID/stat; 0 when it cannot be read.
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces: fields count from after its ")".
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	// utime, stime, cutime, cstime are fields 14 to 17 of stat(5); f[0] is field 3.
+	if len(f) < 15 {
+		return 0
+	}
+	var ticks int64
+	for _, s := range f[11:15] {
+		v, _ := strconv.ParseInt(s, 10, 64)
+		ticks += v
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on Linux.
+const clockTicks = 100
+
+// selfCPU is the processor time this process and its waited-for children
+// have used.
+func selfCPU() time.Duration {
+	var self, children syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) != nil || syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children) != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(self.Utime) + tv(self.Stime) + tv(children.Utime) + tv(children.Stime)
 }
 
 // rss reads the current and peak resident set of a process, in KiB.
