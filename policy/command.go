@@ -91,7 +91,8 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 			default:
 				delete(st.funcs, a.s) // unset NAME removes a function when no variable has the name
 				if !fn {
-					st.vars[a.s] = nil
+					st.vars[a.s] = ptr("") // an unset variable expands to nothing
+					delete(st.unbounded, a.s)
 				}
 			}
 		}
@@ -166,6 +167,9 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 			}
 			c.addAll(c.s.envAssign(n.s, nil, st.cwd, c.env))
 			st.vars[n.s] = nil
+			// A line read from a pipe is a checked command's output; read
+			// from anywhere else, or made by printf or getopts, it is data.
+			st.setUnbounded(n.s, !(st.pipedIn && (name == "read" || name == "mapfile" || name == "readarray")))
 		}
 		return true
 	case "cd", "pushd":
@@ -271,8 +275,14 @@ func (c *checker) cd(args []arg, st *shellState) {
 			return
 		}
 	}
+	if !target.known && target.unbounded {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "cd",
+			Message: "cd to a directory known only at run time (a variable or parameter expansion) cannot be checked, nor can the relative paths after it; cd to a literal directory"})
+		st.cwd = ""
+		return
+	}
 	if !target.known || (st.cwd == "" && !filepath.IsAbs(target.s)) {
-		st.cwd = "" // known only at run time: relative paths after it are checked then
+		st.cwd = "" // a command's output: relative paths after it are checked at run time
 		return
 	}
 	abs, err := absPath(target.s, st.cwd, c.env)
@@ -440,12 +450,16 @@ func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
 		case eff.dangerous():
 			c.danger(p, allowed, o.id, o.text, o.opt.why)
 		case eff == effRead || eff == effPatternFile:
-			if o.has && o.value.known && o.value.s != "-" {
+			if o.has && !o.value.known && o.value.unbounded {
+				c.unknownOperand(p.prog + " " + o.id)
+			} else if o.has && o.value.known && o.value.s != "-" {
 				c.operand(o.value.s, AccessRead, cwd, p.prog+" "+o.id)
 			}
 			patternGiven = patternGiven || eff == effPatternFile
 		case eff == effWrite:
-			if o.has && o.value.known && o.value.s != "-" {
+			if o.has && !o.value.known && o.value.unbounded {
+				c.unknownOperand(p.prog + " " + o.id)
+			} else if o.has && o.value.known && o.value.s != "-" {
 				c.operand(o.value.s, AccessWrite, cwd, p.prog+" "+o.id)
 			}
 		case eff == effChdir:
@@ -488,7 +502,13 @@ func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
 		pos = pos[len(p.subPath):]
 	}
 	for i, a := range pos {
-		if !a.known || a.procSubst {
+		if a.procSubst {
+			continue
+		}
+		if !a.known {
+			if a.unbounded && !a.dash && operandChecked(mode, i, len(pos)) {
+				c.unknownOperand(p.prog + " operand")
+			}
 			continue
 		}
 		if c.fileURL(p, a.s, cwd) {
@@ -557,6 +577,27 @@ func (c *checker) operand(s string, access Access, cwd, what string) {
 		return // relative to a directory known only at run time
 	}
 	c.addAll(c.s.checkPath(s, access, cwd, c.env, pathSource{what: what + " " + s}))
+}
+
+// unknownOperand refuses a file operand whose value is known only at run
+// time and is not bounded by a checked command (see arg.unbounded): it may
+// name any file, "../" included, so the scope cannot vouch for it.
+func (c *checker) unknownOperand(what string) {
+	c.add(Violation{Reason: ReasonDynamicCommand, Resource: what,
+		Message: what + " is known only at run time (a variable or command substitution), so it cannot be checked against the scope; write the path literally"})
+}
+
+// operandChecked reports whether the operand at index i of n is checked as
+// a file in mode whatever its value: an operand known only at run time in
+// such a position is refused.
+func operandChecked(mode operandMode, i, n int) bool {
+	switch mode {
+	case opNone:
+		return false
+	case opPatternFirst, opSkipFirst:
+		return i > 0
+	}
+	return true
 }
 
 // looksLikePath reports whether an operand is spelled as a path.

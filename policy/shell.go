@@ -40,16 +40,27 @@ type shellState struct {
 	cond int
 	// numeric are variables last assigned by arithmetic: they hold numbers.
 	numeric map[string]bool
+	// unbounded are unknown variables whose value no checked command
+	// produced (see arg.unbounded); absent from vars means unbounded too.
+	unbounded map[string]bool
+	// pipedIn says that stdin is the output of the command before a pipe.
+	pipedIn bool
 	// shopt are the glob options the script set (globstar, dotglob…).
 	shopt map[string]bool
 	cfg   *expand.Config // built on first use; never shared by clones
 }
 
 func (st *shellState) clone() *shellState {
-	c := &shellState{cwd: st.cwd, vars: make(map[string]*string, len(st.vars)), pos: st.pos, posKnown: st.posKnown,
+	c := &shellState{cwd: st.cwd, vars: make(map[string]*string, len(st.vars)), pos: st.pos, posKnown: st.posKnown, pipedIn: st.pipedIn,
 		funcs: make(map[string]bool, len(st.funcs)), cond: st.cond, numeric: make(map[string]bool, len(st.numeric))}
 	for k := range st.numeric {
 		c.numeric[k] = true
+	}
+	if len(st.unbounded) > 0 {
+		c.unbounded = make(map[string]bool, len(st.unbounded))
+		for k := range st.unbounded {
+			c.unbounded[k] = true
+		}
 	}
 	if st.shopt != nil {
 		c.shopt = make(map[string]bool, len(st.shopt))
@@ -64,6 +75,35 @@ func (st *shellState) clone() *shellState {
 		c.funcs[k] = true
 	}
 	return c
+}
+
+// maxLoopItems is the most items of a for loop whose body is checked
+// once per item.
+const maxLoopItems = 1024
+
+// redirectsStdin reports whether redirections replace standard input.
+func redirectsStdin(rs []*syntax.Redirect) bool {
+	for _, r := range rs {
+		switch r.Op {
+		case syntax.RdrIn, syntax.RdrInOut, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn:
+			if r.N == nil || r.N.Value == "0" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setUnbounded records whether the unknown value of a variable is unbounded.
+func (st *shellState) setUnbounded(name string, on bool) {
+	if !on {
+		delete(st.unbounded, name)
+		return
+	}
+	if st.unbounded == nil {
+		st.unbounded = map[string]bool{}
+	}
+	st.unbounded[name] = true
 }
 
 // conditional walks f with the state marked conditional.
@@ -164,6 +204,12 @@ func (c *checker) stmt(s *syntax.Stmt, st *shellState) {
 		// A background job runs in a subshell: its cd does not persist.
 		st = st.clone()
 	}
+	if st.pipedIn && redirectsStdin(s.Redirs) {
+		// What reads stdin here reads a file or a here-document, not the
+		// output of the command before the pipe.
+		st.pipedIn = false
+		defer func() { st.pipedIn = true }()
+	}
 	for _, r := range s.Redirs {
 		c.redirect(r, st)
 	}
@@ -180,7 +226,9 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 		if cmd.Op == syntax.Pipe || cmd.Op == syntax.PipeAll {
 			// Each side of a pipeline runs in its own subshell.
 			c.stmt(cmd.X, st.clone())
-			c.stmt(cmd.Y, st.clone())
+			y := st.clone()
+			y.pipedIn = true
+			c.stmt(cmd.Y, y)
 			return
 		}
 		c.stmt(cmd.X, st)
@@ -204,17 +252,36 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 	case *syntax.ForClause:
 		switch loop := cmd.Loop.(type) {
 		case *syntax.WordIter:
-			args := c.words(loop.Items, st)
-			// The loop variable takes each item: known only if exactly one.
-			if len(args) == 1 && args[0].known {
-				v := args[0].s
-				st.vars[loop.Name.Value] = &v
-			} else {
-				st.vars[loop.Name.Value] = nil
-			}
+			name := loop.Name.Value
 			if !loop.InPos.IsValid() {
-				st.vars[loop.Name.Value] = nil
+				// for x; do …: the positional parameters.
+				st.vars[name] = nil
+				st.setUnbounded(name, true)
+				break
 			}
+			args := c.words(loop.Items, st)
+			known, unbounded := true, false
+			for _, a := range args {
+				known = known && a.known
+				unbounded = unbounded || a.unbounded
+			}
+			if known && len(args) > 0 && len(args) <= maxLoopItems {
+				// The body is checked with each item in turn; the walk
+				// goes on with the last.
+				for _, a := range args[:len(args)-1] {
+					item := st.clone()
+					item.vars[name] = ptr(a.s)
+					item.setUnbounded(name, false)
+					item.conditional(func() { c.stmts(cmd.Do, item) })
+				}
+				st.vars[name] = ptr(args[len(args)-1].s)
+				st.setUnbounded(name, false)
+				break
+			}
+			st.vars[name] = nil
+			// Items from a command's output stay bounded; more known items
+			// than maxLoopItems are not checked one by one, so refused.
+			st.setUnbounded(name, unbounded || known)
 		case *syntax.CStyleLoop:
 			c.arithm(loop.Init, st)
 			c.arithm(loop.Cond, st)
@@ -405,6 +472,7 @@ func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
 			return // export NAME: value unchanged
 		}
 		st.vars[name] = val
+		st.setUnbounded(name, val == nil && a.Value != nil && c.unboundedWord(a.Value.Parts, st))
 		delete(st.numeric, name)
 		if a.Value != nil && len(a.Value.Parts) == 1 {
 			if _, ok := a.Value.Parts[0].(*syntax.ArithmExp); ok {
@@ -450,7 +518,11 @@ func (c *checker) redirect(r *syntax.Redirect, st *shellState) {
 		return
 	}
 	if !args[0].known {
-		return // known only at run time: checked by the run-time open handler
+		if args[0].unbounded {
+			c.add(Violation{Reason: ReasonRedirectNotInScope, Resource: clip(nodeText(r.Word)),
+				Message: "the redirection target " + clip(nodeText(r.Word)) + " is known only at run time (a variable or parameter expansion), so it cannot be checked against the scope; write the path literally"})
+		}
+		return // a command's output: checked by the run-time open handler
 	}
 	c.addAll(c.s.checkRedirect(args[0].s, access, st.cwd, c.env))
 }

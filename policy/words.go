@@ -14,10 +14,23 @@ import (
 // arg is one field of a command after expansion: its value when it is known
 // before the command runs, or unknown (a command substitution, an unknown
 // variable…). A process substitution is known not to be a file operand.
+//
+// An unknown value is unbounded when no checked command produced it: a
+// variable the script never set (it comes from the environment, or is
+// empty), an array element, a slice, an indirection, a default or
+// replacement applied to such a value, or any text with a ".." component
+// around an unknown part. It may be any path at all, so it is refused where
+// a file is expected. A value produced by a checked command (a command
+// substitution, a line read from a pipe, a loop over command output) is
+// checked when it is used, at run time.
 type arg struct {
 	s         string
 	known     bool
 	procSubst bool
+	unbounded bool
+	// dash says that an unknown value starts with a literal "-": an
+	// option (--format=$x), not a file operand.
+	dash bool
 }
 
 func knownArgs(ss []string) []arg {
@@ -44,12 +57,12 @@ func (c *checker) words(ws []*syntax.Word, st *shellState) []arg {
 			continue
 		}
 		if !c.static(w.Parts, st) {
-			out = append(out, arg{})
+			out = append(out, arg{unbounded: c.unboundedWord(w.Parts, st) || dotDotText(w.Parts), dash: literalDash(w.Parts)})
 			continue
 		}
 		fields, err := expand.Fields(c.expandConfig(st), w)
 		if err != nil {
-			out = append(out, arg{})
+			out = append(out, arg{unbounded: true})
 			continue
 		}
 		for _, f := range fields {
@@ -114,6 +127,79 @@ func (c *checker) static(parts []syntax.WordPart, st *shellState) bool {
 		}
 	}
 	return true
+}
+
+// unboundedWord reports whether the unknown parts of a word include an
+// unbounded value (see arg).
+func (c *checker) unboundedWord(parts []syntax.WordPart, st *shellState) bool {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.DblQuoted:
+			if c.unboundedWord(p.Parts, st) {
+				return true
+			}
+		case *syntax.ParamExp:
+			if c.static([]syntax.WordPart{p}, st) || p.Width {
+				continue // known, or ${#x}: a number
+			}
+			if p.Excl || p.Index != nil || p.Names != 0 || p.Param == nil || p.Slice != nil || p.Repl != nil || p.Exp != nil {
+				return true
+			}
+			if v, ok := st.vars[p.Param.Value]; !ok || (v == nil && st.unbounded[p.Param.Value]) {
+				if !st.numeric[p.Param.Value] {
+					return true
+				}
+			}
+		case *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst, *syntax.Lit, *syntax.SglQuoted, *syntax.ExtGlob:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// literalDash reports whether a word starts with a literal "-".
+func literalDash(parts []syntax.WordPart) bool {
+	if len(parts) == 0 {
+		return false
+	}
+	switch p := parts[0].(type) {
+	case *syntax.Lit:
+		return strings.HasPrefix(p.Value, "-")
+	case *syntax.SglQuoted:
+		return strings.HasPrefix(p.Value, "-")
+	case *syntax.DblQuoted:
+		return literalDash(p.Parts)
+	}
+	return false
+}
+
+// dotDotText reports whether the literal text of a word has a ".."
+// component: around a part known only at run time it climbs out of
+// wherever that part leads.
+func dotDotText(parts []syntax.WordPart) bool {
+	for _, p := range parts {
+		var s string
+		switch p := p.(type) {
+		case *syntax.Lit:
+			s = p.Value
+		case *syntax.SglQuoted:
+			s = p.Value
+		case *syntax.DblQuoted:
+			if dotDotText(p.Parts) {
+				return true
+			}
+			continue
+		default:
+			continue
+		}
+		for comp := range strings.SplitSeq(s, "/") {
+			if comp == ".." {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // varValue returns a variable's value when it is statically known.
