@@ -9,7 +9,7 @@
 //
 // Modes: echo-baseline, forkexec-baseline, check, call-shell, call-read,
 // open-loop (check at -rate requests/s, latency from the scheduled send
-// time), all. The server modes start their own `scopegate serve` in a
+// time), open-loop-echo (the echo baseline at -rate requests/s), all. The server modes start their own `scopegate serve` in a
 // temporary sessions root with four sessions.
 package main
 
@@ -55,7 +55,7 @@ type options struct {
 func run(args []string, stdout io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
-	fs.StringVar(&o.mode, "mode", "all", "echo-baseline, forkexec-baseline, check, call-shell, call-read, open-loop or all")
+	fs.StringVar(&o.mode, "mode", "all", "echo-baseline, forkexec-baseline, check, call-shell, call-read, open-loop, open-loop-echo or all")
 	fs.StringVar(&o.scopegate, "scopegate", "scopegate", "scopegate binary for the server modes")
 	fs.IntVar(&o.clients, "c", 64, "concurrent clients (closed loop)")
 	fs.DurationVar(&o.duration, "d", 5*time.Second, "duration of each mode")
@@ -69,7 +69,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	modes := []string{o.mode}
 	if o.mode == "all" {
-		modes = []string{"echo-baseline", "check", "open-loop", "forkexec-baseline", "call-shell", "call-read"}
+		modes = []string{"echo-baseline", "check", "open-loop-echo", "open-loop", "forkexec-baseline", "call-shell", "call-read"}
 	}
 	fmt.Fprintf(stdout, "| mode | clients | requests | req/s | p50 | p99 | server RSS (peak) | server CPU/req | client CPU/req |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range modes {
@@ -131,7 +131,7 @@ func runMode(mode string, o options) (result, error) {
 		r.mode = mode
 		r.clientCPU = selfCPU() - c0
 		return r, nil
-	case "echo-baseline":
+	case "echo-baseline", "open-loop-echo":
 		srv, err := startEcho()
 		if err != nil {
 			return result{}, err
@@ -140,7 +140,13 @@ func runMode(mode string, o options) (result, error) {
 		body := []byte(`{"tool":"read_file","args":{"path":"hello.txt"},"cwd":"/tmp/proj"}`)
 		client := newClient(o.clients)
 		s0, c0 := procCPU(srv.pid), selfCPU()
-		r := closedLoop(o.clients, o.duration, func() error { return postOK(client, srv.url+"/echo", body) })
+		do := func() error { return postOK(client, srv.url+"/echo", body) }
+		var r result
+		if mode == "open-loop-echo" {
+			r = openLoop(o.rate, o.duration, do)
+		} else {
+			r = closedLoop(o.clients, o.duration, do)
+		}
 		r.mode = mode
 		r.serverCPU, r.clientCPU = procCPU(srv.pid)-s0, selfCPU()-c0
 		r.rssKiB, r.hwmKiB = rss(srv.pid)
