@@ -193,6 +193,9 @@ func dotDotText(parts []syntax.WordPart) bool {
 		default:
 			continue
 		}
+		if !strings.Contains(s, "/") {
+			continue // $a..$b: a git revision range, not a path step
+		}
 		for comp := range strings.SplitSeq(s, "/") {
 			if comp == ".." {
 				return true
