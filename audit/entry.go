@@ -13,9 +13,25 @@ const (
 	DecisionInterrupted = "interrupted"
 )
 
-// ModeCheck marks an entry written for a decision only (scopegate check, an
-// agent hook): it has no Result.
-const ModeCheck = "check"
+// The modes an entry records (its :MODE: property). A call run by
+// scopegate call or over HTTP has no mode.
+const (
+	// ModeCheck marks an entry written for a decision only (scopegate
+	// check): it has no Result.
+	ModeCheck = "check"
+	// ModeHook marks the decision an agent hook answered; it has no Result
+	// (a shell command it allowed runs later as a ModeExec entry with the
+	// same call id).
+	ModeHook = "hook"
+	// ModeExec marks the run of a call a hook decided (scopegate exec).
+	ModeExec = "exec"
+	// ModeMCP marks a call made through the MCP server.
+	ModeMCP = "mcp"
+)
+
+// DecisionOnly reports whether entries of mode record a decision without a
+// run (and so without a Result).
+func DecisionOnly(mode string) bool { return mode == ModeCheck || mode == ModeHook }
 
 // DefaultMaxOutput is the cap on each of stdout and stderr kept in an entry
 // when [Log.MaxOutput] is zero.
@@ -35,17 +51,20 @@ var (
 // call that was allowed but failed to run has Decision "allowed" and a
 // non-empty Error; its headline keyword is ERROR.
 type Entry struct {
-	CallID   string          `json:"call_id"`
-	Time     time.Time       `json:"time"`
-	Tool     string          `json:"tool"`
-	Decision string          `json:"decision"`
-	Reason   string          `json:"reason,omitempty"`
-	Rule     string          `json:"rule,omitempty"`
-	Resource string          `json:"resource,omitempty"`
-	Message  string          `json:"message,omitempty"`
-	Cwd      string          `json:"cwd,omitempty"`
-	Mode     string          `json:"mode,omitempty"`
-	Args     json.RawMessage `json:"args,omitempty"`
+	CallID   string    `json:"call_id"`
+	Time     time.Time `json:"time"`
+	Tool     string    `json:"tool"`
+	Decision string    `json:"decision"`
+	Reason   string    `json:"reason,omitempty"`
+	Rule     string    `json:"rule,omitempty"`
+	Resource string    `json:"resource,omitempty"`
+	Message  string    `json:"message,omitempty"`
+	Cwd      string    `json:"cwd,omitempty"`
+	Mode     string    `json:"mode,omitempty"`
+	// AgentTool is the agent's own name of the tool (Bash, Edit, apply_patch)
+	// for entries made through a hook.
+	AgentTool string          `json:"agent_tool,omitempty"`
+	Args      json.RawMessage `json:"args,omitempty"`
 	// Summary is the headline text after "TOOL: ". Empty means derived from
 	// Args (command, path, pattern, node id, title). Read back, it is the
 	// headline as written: one line, possibly cut with "…".

@@ -193,6 +193,7 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 		Message:     get("MESSAGE"),
 		Cwd:         get("CWD"),
 		Mode:        get("MODE"),
+		AgentTool:   get("AGENT_TOOL"),
 		Confinement: get("CONFINEMENT"),
 		Error:       get("ERROR"),
 	}

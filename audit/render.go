@@ -49,6 +49,7 @@ func render(e *Entry, maxOutput int) []byte {
 	}
 	prop(&b, "TOOL", e.Tool)
 	prop(&b, "MODE", e.Mode)
+	prop(&b, "AGENT_TOOL", e.AgentTool)
 	prop(&b, "DECISION", e.Decision)
 	prop(&b, "REASON", e.Reason)
 	prop(&b, "RULE", e.Rule)
@@ -89,7 +90,7 @@ func render(e *Entry, maxOutput int) []byte {
 // hasResult reports whether e gets a Result section: an allowed call that
 // ran (not a check), or any call that left output.
 func hasResult(e *Entry) bool {
-	if e.Mode == ModeCheck {
+	if DecisionOnly(e.Mode) {
 		return false
 	}
 	return (e.Decision == DecisionAllowed && e.Error == "") || e.Stdout != "" || e.Stderr != ""

@@ -24,6 +24,46 @@ type Target struct {
 	// Cwd is the working directory used when the call names none (before
 	// the session's project root).
 	Cwd string
+	// Via is the entry point the call came through (the metrics' via
+	// label); empty means ViaCLI.
+	Via Via
+	// AgentTool is the agent's own name of the tool, for calls that came
+	// through an agent hook; it is recorded in tools.org.
+	AgentTool string
+}
+
+// Via names an entry point: the via label of the metrics (CONTRACT §6).
+type Via string
+
+// The entry points.
+const (
+	ViaCLI  Via = "cli"
+	ViaHTTP Via = "http"
+	ViaHook Via = "hook"
+	ViaMCP  Via = "mcp"
+)
+
+func (t Target) via() string {
+	if t.Via == "" {
+		return string(ViaCLI)
+	}
+	return string(t.Via)
+}
+
+// checkMode is the :MODE: of a decision-only entry made through t.
+func (t Target) checkMode() string {
+	if t.Via == ViaHook {
+		return audit.ModeHook
+	}
+	return audit.ModeCheck
+}
+
+// callMode is the :MODE: of a run made through t.
+func (t Target) callMode() string {
+	if t.Via == ViaMCP {
+		return audit.ModeMCP
+	}
+	return ""
 }
 
 // ErrNoBranch is returned for a call (not a check) without a session branch.
@@ -82,7 +122,7 @@ func (g *Gateway) decide(t Target, call policy.Call) decision {
 		out.d.Tool = call.Tool
 	}
 	g.opts.Observer.ObserveDecisionDuration(time.Since(start).Seconds())
-	g.opts.Observer.ObserveDecision(call.Tool, out.d.Allowed, string(out.d.Reason))
+	g.opts.Observer.ObserveDecision(call.Tool, out.d.Allowed, string(out.d.Reason), t.via())
 	return out
 }
 
@@ -98,7 +138,7 @@ func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallRe
 		return res, nil
 	}
 	e := g.entry(res.CallID, now, call, dec)
-	e.Mode = audit.ModeCheck
+	e.Mode, e.AgentTool = t.checkMode(), t.AgentTool
 	log := g.log(t.BranchDir)
 	// A check changes nothing: its entry is written (and survives the
 	// process) before the answer, but not forced to the disk; call entries,
@@ -132,6 +172,7 @@ func (g *Gateway) Call(ctx context.Context, t Target, call policy.Call) (CallRes
 	dec := g.decide(t, call)
 	res.Decision = dec.d
 	e := g.entry(res.CallID, now, call, dec)
+	e.Mode, e.AgentTool = t.callMode(), t.AgentTool
 	if !dec.d.Allowed {
 		if err := log.Append(ctx, e); err != nil {
 			g.opts.Observer.AuditWriteError()

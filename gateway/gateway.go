@@ -22,7 +22,7 @@ import (
 // Observer counts decisions and calls; *metrics.Metrics is one. Label values
 // are bounded by the observer.
 type Observer interface {
-	ObserveDecision(tool string, allowed bool, reason string)
+	ObserveDecision(tool string, allowed bool, reason, via string)
 	ObserveCallDuration(tool string, seconds float64)
 	ObserveDecisionDuration(seconds float64)
 	ScopeLoadError()
@@ -233,10 +233,10 @@ func DenyFor(tool string, err error) policy.Decision {
 
 type nopObserver struct{}
 
-func (nopObserver) ObserveDecision(string, bool, string) {}
-func (nopObserver) ObserveCallDuration(string, float64)  {}
-func (nopObserver) ObserveDecisionDuration(float64)      {}
-func (nopObserver) ScopeLoadError()                      {}
-func (nopObserver) InflightInc()                         {}
-func (nopObserver) InflightDec()                         {}
-func (nopObserver) AuditWriteError()                     {}
+func (nopObserver) ObserveDecision(string, bool, string, string) {}
+func (nopObserver) ObserveCallDuration(string, float64)          {}
+func (nopObserver) ObserveDecisionDuration(float64)              {}
+func (nopObserver) ScopeLoadError()                              {}
+func (nopObserver) InflightInc()                                 {}
+func (nopObserver) InflightDec()                                 {}
+func (nopObserver) AuditWriteError()                             {}

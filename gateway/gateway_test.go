@@ -25,7 +25,7 @@ func newCounter() *counter {
 	return &counter{allowed: map[string]int{}, denied: map[string]int{}}
 }
 
-func (c *counter) ObserveDecision(tool string, allowed bool, reason string) {
+func (c *counter) ObserveDecision(tool string, allowed bool, reason, via string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if allowed {

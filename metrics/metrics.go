@@ -43,6 +43,9 @@ func Reasons() []string {
 	}
 }
 
+// Vias are the entry points a decision can come through (the via label).
+func Vias() []string { return []string{"cli", "http", "hook", "mcp"} }
+
 // Sections are the scope.yml lists a scope expansion can add to.
 func Sections() []string {
 	return []string{
@@ -80,11 +83,11 @@ func New(o Options) *Metrics {
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "scopegate_tool_calls_total",
 			Help: "Tool call decisions, from check and call alike.",
-		}, []string{"tool", "decision"}),
+		}, []string{"tool", "decision", "via"}),
 		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "scopegate_denials_total",
 			Help: "Denied tool calls by reason.",
-		}, []string{"tool", "reason"}),
+		}, []string{"tool", "reason", "via"}),
 		callDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "scopegate_call_duration_seconds",
 			Help:    "Time to run an allowed tool call, decision to result.",
@@ -116,12 +119,14 @@ func New(o Options) *Metrics {
 		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors)
 
 	for _, tool := range append(slices.Clone(m.tools), Unknown) {
-		m.toolCalls.WithLabelValues(tool, "allowed")
-		m.toolCalls.WithLabelValues(tool, "denied")
 		m.callDuration.WithLabelValues(tool)
-		for _, r := range append(slices.Clone(m.reasons), Unknown) {
-			if r != "allowed" {
-				m.denials.WithLabelValues(tool, r)
+		for _, via := range Vias() {
+			m.toolCalls.WithLabelValues(tool, "allowed", via)
+			m.toolCalls.WithLabelValues(tool, "denied", via)
+			for _, r := range append(slices.Clone(m.reasons), Unknown) {
+				if r != "allowed" {
+					m.denials.WithLabelValues(tool, r, via)
+				}
 			}
 		}
 	}
@@ -145,16 +150,18 @@ func bound(v string, set []string) string {
 	return Unknown
 }
 
-// ObserveDecision counts one decision on tool: scopegate_tool_calls_total,
-// and for a denial scopegate_denials_total with its reason.
-func (m *Metrics) ObserveDecision(tool string, allowed bool, reason string) {
+// ObserveDecision counts one decision on tool that came in through via
+// (cli, http, hook, mcp): scopegate_tool_calls_total, and for a denial
+// scopegate_denials_total with its reason.
+func (m *Metrics) ObserveDecision(tool string, allowed bool, reason, via string) {
 	tool = bound(tool, m.tools)
+	via = bound(via, Vias())
 	if allowed {
-		m.toolCalls.WithLabelValues(tool, "allowed").Inc()
+		m.toolCalls.WithLabelValues(tool, "allowed", via).Inc()
 		return
 	}
-	m.toolCalls.WithLabelValues(tool, "denied").Inc()
-	m.denials.WithLabelValues(tool, bound(reason, m.reasons)).Inc()
+	m.toolCalls.WithLabelValues(tool, "denied", via).Inc()
+	m.denials.WithLabelValues(tool, bound(reason, m.reasons), via).Inc()
 }
 
 // ObserveCallDuration records how long an allowed call on tool ran.

@@ -42,10 +42,10 @@ func TestListsMatchPolicy(t *testing.T) {
 
 func TestObserve(t *testing.T) {
 	m := metrics.New(metrics.Options{})
-	m.ObserveDecision("shell", false, "command_not_allowed")
-	m.ObserveDecision("shell", false, "command_not_allowed")
-	m.ObserveDecision("read_file", true, "allowed")
-	m.ObserveDecision("/etc/passwd", false, "made-up reason")
+	m.ObserveDecision("shell", false, "command_not_allowed", "cli")
+	m.ObserveDecision("shell", false, "command_not_allowed", "cli")
+	m.ObserveDecision("read_file", true, "allowed", "hook")
+	m.ObserveDecision("/etc/passwd", false, "made-up reason", "carrier-pigeon")
 	m.ObserveCallDuration("shell", 0.5)
 	m.ObserveCallDuration("session-1234", 0.5)
 	m.ObserveDecisionDuration(0.0002)
@@ -59,11 +59,11 @@ func TestObserve(t *testing.T) {
 	text := scrape(t, m)
 
 	tests := []struct{ name, line string }{
-		{"denial counted", `scopegate_tool_calls_total{decision="denied",tool="shell"} 2`},
-		{"denial reason", `scopegate_denials_total{reason="command_not_allowed",tool="shell"} 2`},
-		{"allowed counted", `scopegate_tool_calls_total{decision="allowed",tool="read_file"} 1`},
-		{"unknown tool and reason", `scopegate_denials_total{reason="unknown",tool="unknown"} 1`},
-		{"pre-initialized zero", `scopegate_denials_total{reason="path_denied",tool="roam_link_nodes"} 0`},
+		{"denial counted", `scopegate_tool_calls_total{decision="denied",tool="shell",via="cli"} 2`},
+		{"denial reason", `scopegate_denials_total{reason="command_not_allowed",tool="shell",via="cli"} 2`},
+		{"allowed counted", `scopegate_tool_calls_total{decision="allowed",tool="read_file",via="hook"} 1`},
+		{"unknown tool and reason", `scopegate_denials_total{reason="unknown",tool="unknown",via="unknown"} 1`},
+		{"pre-initialized zero", `scopegate_denials_total{reason="path_denied",tool="roam_link_nodes",via="mcp"} 0`},
 		{"call duration", `scopegate_call_duration_seconds_count{tool="shell"} 1`},
 		{"call duration unknown tool", `scopegate_call_duration_seconds_count{tool="unknown"} 1`},
 		{"decision duration", `scopegate_decision_duration_seconds_count 1`},
@@ -128,7 +128,7 @@ func TestPromtoolCheck(t *testing.T) {
 		t.Skip("promtool not installed")
 	}
 	m := metrics.New(metrics.Options{})
-	m.ObserveDecision("shell", false, "command_denied")
+	m.ObserveDecision("shell", false, "command_denied", "http")
 	m.ObserveCallDuration("shell", 1)
 	cmd := exec.Command(promtool, "check", "metrics")
 	cmd.Stdin = strings.NewReader(scrape(t, m))
@@ -151,6 +151,6 @@ func BenchmarkObserveDecision(b *testing.B) {
 	m := metrics.New(metrics.Options{})
 	b.ReportAllocs()
 	for b.Loop() {
-		m.ObserveDecision("shell", false, "command_not_allowed")
+		m.ObserveDecision("shell", false, "command_not_allowed", "cli")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Call is one tool call as agents send it (CONTRACT.md §3).
@@ -30,7 +31,7 @@ const (
 	ToolRoamLinkNodes  = "roam_link_nodes"
 )
 
-// Tools lists every known tool name, in a fixed order.
+// Tools lists every known tool name, in the order of [ToolSpecs].
 func Tools() []string {
 	return []string{
 		ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDir, ToolGlob, ToolGrep, ToolShell,
@@ -40,10 +41,10 @@ func Tools() []string {
 
 // KnownTool reports whether name is a tool of the contract.
 func KnownTool(name string) bool {
-	for _, t := range Tools() {
-		if t == name {
-			return true
-		}
+	switch name {
+	case ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDir, ToolGlob, ToolGrep, ToolShell,
+		ToolRoamCreateNode, ToolRoamReadNode, ToolRoamAddTags, ToolRoamLinkNodes:
+		return true
 	}
 	return false
 }
@@ -150,10 +151,60 @@ func DecodeArgs(raw json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("decode args: %w", err)
+		return argsError(raw, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("decode args: trailing data")
+		return errors.New("args: trailing data after the args object")
 	}
 	return nil
+}
+
+// argsError says what is wrong with args in the contract's words (the
+// argument, the type it must have, the type it has), never in Go's.
+func argsError(raw json.RawMessage, err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field == "":
+		return fmt.Errorf("args must be a JSON object, got %s", jsonKind(raw))
+	case errors.As(err, &typeErr):
+		return fmt.Errorf("argument %q must be %s, got %s", typeErr.Field, userType(typeErr.Type.String()), articled(typeErr.Value))
+	case errors.As(err, &syntaxErr):
+		return fmt.Errorf("args are not valid JSON (at byte %d)", syntaxErr.Offset)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Errorf("no argument %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	default:
+		return fmt.Errorf("args: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+}
+
+// userType names a Go type of an args field as its JSON type.
+func userType(goType string) string {
+	switch strings.TrimPrefix(goType, "*") {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int64":
+		return "an integer"
+	case "[]string":
+		return "an array of strings"
+	default:
+		return "a different type"
+	}
+}
+
+// articled puts an article before the JSON type name encoding/json reports
+// ("array", "bool", "number 1.5").
+func articled(jsonType string) string {
+	switch {
+	case jsonType == "array" || jsonType == "object":
+		return "an " + jsonType
+	case jsonType == "bool":
+		return "a boolean"
+	case strings.HasPrefix(jsonType, "number "):
+		return "the number " + strings.TrimPrefix(jsonType, "number ")
+	default:
+		return "a " + jsonType
+	}
 }

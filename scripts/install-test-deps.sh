@@ -1,8 +1,29 @@
 #!/usr/bin/env bash
 # Installs what the test suite runs for real: Emacs (Org mode parses tools.org),
-# org-roam (reads the nodes the roam tools write) and Prometheus (scrapes
-# /metrics). Idempotent: does nothing when everything is already there.
+# org-roam (reads the nodes the roam tools write), Prometheus (scrapes
+# /metrics), and the real agent and MCP clients of the end-to-end tests
+# (e2e/package.json: Claude Code, Codex, the MCP inspector CLI and SDK).
+# Idempotent: does nothing when everything is already there.
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+# The npm clients, pinned by e2e/package-lock.json, into e2e/node_modules.
+install_npm_clients() {
+  if ! command -v npm >/dev/null 2>&1; then
+    if [ "$(id -u)" -ne 0 ]; then
+      echo "install-test-deps: need root to install nodejs and npm" >&2
+      exit 1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+  fi
+  local stamp="$root/e2e/node_modules/.package-lock.json"
+  if [ ! -f "$stamp" ] || [ "$root/e2e/package-lock.json" -nt "$stamp" ]; then
+    (cd "$root/e2e" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "install-test-deps: installed the npm clients of e2e/package.json"
+  fi
+}
+install_npm_clients
 
 need=()
 command -v emacs >/dev/null 2>&1 || need+=(emacs-nox)

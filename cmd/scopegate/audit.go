@@ -59,8 +59,8 @@ func newAuditCmd(a *app) *cobra.Command {
 					reason = "error"
 				}
 				dec := e.Decision
-				if e.Mode == audit.ModeCheck {
-					dec += " (check)"
+				if audit.DecisionOnly(e.Mode) {
+					dec += " (" + e.Mode + ")"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339),
 					e.CallID, oneLine(e.Tool), dec, oneLine(reason), oneLine(e.Summary))

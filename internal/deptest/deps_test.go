@@ -30,6 +30,7 @@ var allowed = map[string][]string{
 	"cmd/loadgen":           {},
 	"internal/deptest":      {},
 	"internal/orgcheck":     {},
+	"internal/npmclient":    {},
 	"sessions/sessionstest": {"policy", "profiles", "sessions"},
 }
 
