@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -89,6 +90,9 @@ type Options struct {
 	TempDir string
 	// Now is the clock for DurationMS; default time.Now.
 	Now func() time.Time
+	// Stdout and Stderr, when set, receive the output of a shell call as it
+	// comes, besides the capped copy in the result.
+	Stdout, Stderr io.Writer
 	// OnStart, when set, is called with the pid of each started program,
 	// which is also its process group id.
 	OnStart func(pid int)

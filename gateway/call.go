@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -157,6 +158,20 @@ func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallRe
 // records of processes that died become INTERRUPTED entries when a later
 // call starts.
 func (g *Gateway) Call(ctx context.Context, t Target, call policy.Call) (CallResult, error) {
+	return g.call(ctx, t, call, runOptions{})
+}
+
+// runOptions vary how call runs and records a call.
+type runOptions struct {
+	// callID is the id to record the call under (default: a new one).
+	callID string
+	// mode overrides the :MODE: of the entry.
+	mode string
+	// stdout and stderr receive a shell call's output as it comes.
+	stdout, stderr io.Writer
+}
+
+func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOptions) (CallResult, error) {
 	if t.BranchDir == "" {
 		return CallResult{}, ErrNoBranch
 	}
@@ -168,11 +183,17 @@ func (g *Gateway) Call(ctx context.Context, t Target, call policy.Call) (CallRes
 		g.opts.Warn(fmt.Sprintf("recorded %d interrupted call(s) in %s", n, filepath.Join(t.BranchDir, "tools.org")))
 	}
 	now := g.opts.Now()
-	res := CallResult{CallID: audit.NewCallID(now)}
+	res := CallResult{CallID: ro.callID}
+	if res.CallID == "" {
+		res.CallID = audit.NewCallID(now)
+	}
 	dec := g.decide(t, call)
 	res.Decision = dec.d
 	e := g.entry(res.CallID, now, call, dec)
 	e.Mode, e.AgentTool = t.callMode(), t.AgentTool
+	if ro.mode != "" {
+		e.Mode = ro.mode
+	}
 	if !dec.d.Allowed {
 		if err := log.Append(ctx, e); err != nil {
 			g.opts.Observer.AuditWriteError()
@@ -187,7 +208,7 @@ func (g *Gateway) Call(ctx context.Context, t Target, call policy.Call) (CallRes
 	}
 	g.opts.Observer.InflightInc()
 	start := time.Now()
-	out := g.run(ctx, dec, call, func(pid int) {
+	out := g.run(ctx, dec, call, ro, func(pid int) {
 		if err := journal.SetChild(res.CallID, pid); err != nil {
 			g.opts.Warn(fmt.Sprintf("in-flight record of %s: %v", res.CallID, err))
 		}
@@ -307,7 +328,7 @@ type roamResult struct {
 	DurationMS int64      `json:"duration_ms"`
 }
 
-func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, onStart func(int)) outcome {
+func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro runOptions, onStart func(int)) outcome {
 	switch call.Tool {
 	case policy.ToolRoamCreateNode, policy.ToolRoamReadNode, policy.ToolRoamAddTags, policy.ToolRoamLinkNodes:
 		return g.runRoam(ctx, call)
@@ -320,7 +341,7 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, onSta
 	runner, err := exec.New(exec.Options{
 		Checker: checker{scope: dec.scope, env: dec.env}, ReadRoots: read, WriteRoots: write,
 		Protected: dec.env.Protected, Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
-		HelperPath: helper, OnStart: onStart, Now: g.opts.Now,
+		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: ro.stderr,
 	})
 	if err != nil {
 		return failed(err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"unicode/utf8"
 
+	"github.com/scopegate/scopegate/agents"
 	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/sessions"
@@ -26,11 +27,14 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /v1/sessions/{id}/scope/expand", s.api(rt, s.expand))
 	mux.Handle("GET /v1/sessions/{id}/audit", s.api(rt, s.audit))
 	mux.Handle("GET /v1/events", s.api(rt, s.events))
+	for _, agent := range agents.Names() {
+		mux.Handle("POST /v1/hooks/"+agent, s.hook(agent))
+	}
 	// The same paths without methods: a request that matches one of them
 	// used the wrong method.
 	paths := http.NewServeMux()
 	for _, p := range []string{"/v1/sessions", "/v1/sessions/{id}", "/v1/sessions/{id}/check", "/v1/sessions/{id}/calls",
-		"/v1/sessions/{id}/scope/expand", "/v1/sessions/{id}/audit", "/v1/events"} {
+		"/v1/sessions/{id}/scope/expand", "/v1/sessions/{id}/audit", "/v1/events", "/v1/hooks/claude-code", "/v1/hooks/codex"} {
 		paths.Handle(p, http.NotFoundHandler())
 	}
 	mux.Handle("/v1/", s.api(rt, func(w http.ResponseWriter, r *http.Request) error {

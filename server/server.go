@@ -51,6 +51,10 @@ type Options struct {
 	// shutdown starts before their calls are cancelled (and recorded
 	// INTERRUPTED) (default DefaultShutdownGrace).
 	ShutdownGrace time.Duration
+	// Hooks configure the hook routes: the profile of the sessions they
+	// create, hooks.other_tools, and the exec command line of allowed shell
+	// calls (the project directory comes with each request).
+	Hooks gateway.HookOptions
 	// Logger receives structured logs (default: discarded).
 	Logger *slog.Logger
 }

@@ -127,6 +127,8 @@ func newRootCmd(a *app) *cobra.Command {
 	root.AddCommand(
 		newCheckCmd(a),
 		newCallCmd(a),
+		newHookCmd(a),
+		newExecCmd(a),
 		newSessionCmd(a),
 		newBranchCmd(a),
 		newScopeCmd(a),

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/scopegate/scopegate/agents"
 	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/metrics"
 	"github.com/scopegate/scopegate/server"
@@ -119,8 +120,13 @@ func (m *serveMain) Open(ctx context.Context) error {
 	met := metrics.New(metrics.Options{})
 	met.Registry().MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	gw := m.a.gatewayWith(met, func(msg string) { m.log.Warn(msg) })
+	hooks, err := m.a.hookOptions(agents.ClaudeCode, cfg.Hooks)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	hooks.ProjectDir = "" // each hook request names its own
 	m.srv, err = server.New(server.Options{Gateway: gw, SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir,
-		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log})
+		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log, Hooks: hooks})
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
