@@ -39,7 +39,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		Stdin:       hc.Stdin,
 		Stdout:      hc.Stdout,
 		Stderr:      hc.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 		// Bounds the wait for output pipes held by processes that left
 		// the group.
 		WaitDelay: sh.r.opts.KillGrace,

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/policy"
 )
 
 func newCallCmd(a *app) *cobra.Command {
@@ -20,7 +24,29 @@ func newCallCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := a.gateway().Call(cmd.Context(), t, call)
+			ctx, stop := interruptContext(cmd.Context())
+			defer stop()
+			var raw []byte
+			switch err := a.forwardCall(ctx, &sel, "calls", call, t.Cwd, &raw); {
+			case err == nil:
+				var fwd struct {
+					Decision policy.Decision `json:"decision"`
+				}
+				if err := json.Unmarshal(raw, &fwd); err != nil {
+					return &exitError{code: exitInternal, err: fmt.Errorf("serve's answer: %w", err)}
+				}
+				return a.finish(json.RawMessage(bytes.TrimSpace(raw)), fwd.Decision.Allowed, nil)
+			case !errors.Is(err, errNoServe):
+				if code := interruptedExit(ctx); code != 0 {
+					return silentExit(code)
+				}
+				return err
+			}
+			res, err := a.gateway().Call(ctx, t, call)
+			if code := interruptedExit(ctx); code != 0 && res.CallID != "" {
+				_ = a.finish(res, res.Decision.Allowed, nil)
+				return silentExit(code)
+			}
 			if errors.Is(err, gateway.ErrNoBranch) {
 				return usageErr("%v", err)
 			}

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/scopegate/scopegate/agents"
 	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/server"
 )
 
 func newHookCmd(a *app) *cobra.Command {
@@ -73,6 +76,15 @@ func (a *app) runHook(ctx context.Context, agent string) (err error) {
 	}
 	opts, err := a.hookOptions(agent, cfg.Hooks)
 	if err != nil {
+		return a.writeAnswer(agents.Deny(agent, "scopegate: "+oneLine(err.Error())+"; the tool call is denied"))
+	}
+	var raw []byte
+	h := http.Header{}
+	h.Set(server.ProjectDirHeader, opts.ProjectDir)
+	switch err := a.forward(ctx, "/v1/hooks/"+agent, h, input, &raw); {
+	case err == nil:
+		return a.writeAnswer(agents.Answer{Stdout: raw})
+	case !errors.Is(err, errNoServe):
 		return a.writeAnswer(agents.Deny(agent, "scopegate: "+oneLine(err.Error())+"; the tool call is denied"))
 	}
 	return a.writeAnswer(a.gateway().Hook(ctx, agent, input, opts))

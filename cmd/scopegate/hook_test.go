@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,4 +84,34 @@ func TestExecRunsAStoredCallOnce(t *testing.T) {
 	if code != exitUsage {
 		t.Errorf("unknown call id: exit %d, want %d", code, exitUsage)
 	}
+}
+
+// With a serve holding the sessions root, check, call and hook forward to
+// it over its private socket, so its /metrics counts them with their via.
+func TestCLIForwardsToServe(t *testing.T) {
+	w := newWorkspace(t, "true")
+	s := startServe(t, w)
+	sock := filepath.Join(w.sessions, ".scopegate.sock")
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("serve's socket %s: %v (mode %v), want a 0600 socket", sock, err, fi.Mode())
+	}
+	w.run(3, "check", "--session", w.id, `{"tool":"shell","args":{"command":"curl x"}}`)
+	w.run(0, "call", "--session", w.id, fmt.Sprintf(`{"tool":"shell","args":{"command":"true"},"cwd":%q}`, w.proj))
+	hookShell(t, w, w.id, "true")
+	_, text := get(t, s.url+"/metrics")
+	for _, tc := range []struct{ labels []string }{
+		{[]string{`decision="denied"`, `via="cli"`, `tool="shell"`}},
+		{[]string{`decision="allowed"`, `via="cli"`, `tool="shell"`}},
+		{[]string{`decision="allowed"`, `via="hook"`, `tool="shell"`}},
+	} {
+		if v := metricValue(t, text, "scopegate_tool_calls_total", tc.labels...); v != 1 {
+			t.Errorf("scopegate_tool_calls_total%v = %v, want 1 (forwarded to serve)", tc.labels, v)
+		}
+	}
+	s.stop()
+	if _, err := os.Stat(sock); err == nil {
+		t.Error("serve left its socket behind")
+	}
+	// Without a serve, the CLI decides in-process.
+	w.run(3, "check", "--session", w.id, `{"tool":"shell","args":{"command":"curl x"}}`)
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +35,9 @@ type serveMain struct {
 	tokenFile string
 	logLevel  string
 	grace     time.Duration
+
+	// socket is the private socket in the sessions root.
+	socket string
 
 	log  *slog.Logger
 	lock *server.Lock
@@ -109,6 +113,15 @@ func (m *serveMain) Open(ctx context.Context) error {
 		}
 		m.lns = append(m.lns, ln)
 	}
+	if err := os.MkdirAll(m.a.sessionsDir, 0o700); err != nil {
+		return &exitError{code: exitInternal, err: fmt.Errorf("sessions root: %w", err)}
+	}
+	m.socket = filepath.Join(m.a.sessionsDir, server.SocketName)
+	ln, err := listenUnix(m.socket)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	m.lns = append(m.lns, ln)
 	if m.unix != "" {
 		ln, err := listenUnix(m.unix)
 		if err != nil {
@@ -126,7 +139,7 @@ func (m *serveMain) Open(ctx context.Context) error {
 	}
 	hooks.ProjectDir = "" // each hook request names its own
 	m.srv, err = server.New(server.Options{Gateway: gw, SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir,
-		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log, Hooks: hooks})
+		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log, Hooks: hooks, TrustedSocket: m.socket})
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
