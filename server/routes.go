@@ -27,6 +27,10 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /v1/sessions/{id}/scope/expand", s.api(rt, s.expand))
 	mux.Handle("GET /v1/sessions/{id}/audit", s.api(rt, s.audit))
 	mux.Handle("GET /v1/events", s.api(rt, s.events))
+	mcpHandler := s.mcpHandler()
+	for _, m := range []string{"POST", "GET", "DELETE"} {
+		mux.Handle(m+" /v1/sessions/{id}/mcp", mcpHandler)
+	}
 	for _, agent := range agents.Names() {
 		mux.Handle("POST /v1/hooks/"+agent, s.hook(agent))
 	}
@@ -34,7 +38,7 @@ func (s *Server) routes() http.Handler {
 	// used the wrong method.
 	paths := http.NewServeMux()
 	for _, p := range []string{"/v1/sessions", "/v1/sessions/{id}", "/v1/sessions/{id}/check", "/v1/sessions/{id}/calls",
-		"/v1/sessions/{id}/scope/expand", "/v1/sessions/{id}/audit", "/v1/events", "/v1/hooks/claude-code", "/v1/hooks/codex"} {
+		"/v1/sessions/{id}/scope/expand", "/v1/sessions/{id}/audit", "/v1/events", "/v1/hooks/claude-code", "/v1/hooks/codex", "/v1/sessions/{id}/mcp"} {
 		paths.Handle(p, http.NotFoundHandler())
 	}
 	mux.Handle("/v1/", s.api(rt, func(w http.ResponseWriter, r *http.Request) error {

@@ -55,6 +55,8 @@ type Options struct {
 	// create, hooks.other_tools, and the exec command line of allowed shell
 	// calls (the project directory comes with each request).
 	Hooks gateway.HookOptions
+	// Version is scopegate's version, told to MCP clients.
+	Version string
 	// TrustedSocket is the path of the server's private unix socket in the
 	// sessions root (SocketName). Requests that arrive on it need no token:
 	// the socket is 0600, so only the user who owns the sessions root can

@@ -109,6 +109,7 @@ func oneLine(s string) string {
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "scopegate",
+		Version:       readBuildInfo().String(),
 		Short:         "Decide, run and audit an AI agent's tool calls against a session's scope",
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -119,6 +120,7 @@ func newRootCmd(a *app) *cobra.Command {
 			return a.resolveDirs()
 		},
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	f := root.PersistentFlags()
 	f.StringVar(&a.sessionsDir, "sessions-dir", "", "sessions root (env SCOPEGATE_SESSIONS_DIR, default ~/.gptel/sessions)")
 	f.StringVar(&a.configDir, "config-dir", "", "config dir (env SCOPEGATE_CONFIG_DIR, default $XDG_CONFIG_HOME/scopegate)")
@@ -129,6 +131,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newCallCmd(a),
 		newHookCmd(a),
 		newExecCmd(a),
+		newMCPCmd(a),
 		newSessionCmd(a),
 		newBranchCmd(a),
 		newScopeCmd(a),
