@@ -201,10 +201,19 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 		}
 		return res, nil
 	}
-	rec := audit.Record{CallID: res.CallID, Started: now, Tool: call.Tool, Args: call.Args, Cwd: dec.cwd,
-		Reason: string(dec.d.Reason), Rule: dec.d.Rule}
-	if err := journal.Begin(ctx, rec); err != nil {
-		return res, fmt.Errorf("in-flight record: %w", err)
+	// A read-only tool changes nothing: if the process dies while it runs,
+	// nobody got its answer (which comes after its entry), so it needs no
+	// in-flight record, and its entry, like a check's, is written but not
+	// forced to the disk. Calls with effects get both.
+	readOnly := readOnlyTool(call.Tool)
+	if readOnly {
+		log.NoSync = true
+	} else {
+		rec := audit.Record{CallID: res.CallID, Started: now, Tool: call.Tool, Args: call.Args, Cwd: dec.cwd,
+			Reason: string(dec.d.Reason), Rule: dec.d.Rule}
+		if err := journal.Begin(ctx, rec); err != nil {
+			return res, fmt.Errorf("in-flight record: %w", err)
+		}
 	}
 	g.opts.Observer.InflightInc()
 	start := time.Now()
@@ -226,10 +235,19 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 		// The in-flight record stays: the next start records the call.
 		return res, fmt.Errorf("audit: %w", err)
 	}
+	if readOnly {
+		return res, nil
+	}
 	if err := journal.End(res.CallID); err != nil {
 		g.opts.Warn(fmt.Sprintf("remove in-flight record %s: %v", res.CallID, err))
 	}
 	return res, nil
+}
+
+// readOnlyTool reports whether a tool only reads (policy.ToolSpecs' hint).
+func readOnlyTool(tool string) bool {
+	spec, ok := policy.LookupTool(tool)
+	return ok && spec.Hints.ReadOnly
 }
 
 // Recover turns the in-flight records of dead processes of a branch into

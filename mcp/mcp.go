@@ -68,7 +68,12 @@ func NewServer(o Options) *sdk.Server {
 				if err != nil {
 					return nil, fmt.Errorf("read %s: %w", r.file, err)
 				}
-				return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: r.mime, Text: string(data)}}}, nil
+				text := string(data)
+				if text == "" {
+					// An empty text is no text on the wire: say what it means.
+					text = "# " + r.file + " is empty or missing\n"
+				}
+				return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: r.mime, Text: text}}}, nil
 			})
 	}
 	return s

@@ -50,7 +50,9 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 					return usageErr("--project-root %q: %v", opts.ProjectRoot, err)
 				}
 				opts.ProjectRoot = abs
-			} else if wd, err := os.Getwd(); err == nil {
+			} else if wd, err := os.Getwd(); err == nil && len(opts.Worktrees) == 0 {
+				// With worktrees the session is scoped to them: no project
+				// root is guessed from wherever the command runs.
 				opts.ProjectRoot, _ = profiles.FindProjectRoot(wd)
 			}
 			c, err := a.store().CreateWithProfile(cmd.Context(), a.profileLoader(), opts, profile, warner(a.stderr))
