@@ -31,6 +31,9 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 			// The CLI words its flags, takes paths relative to its working
 			// directory and finds the project root from it; the rest is
 			// shared with serve.
+			if cmd.Flags().Changed("id") && opts.ID == "" {
+				return usageErr("--id is empty: give a session id, or leave --id out for a generated one")
+			}
 			if opts.ID == "" && strings.TrimSpace(opts.Name) == "" {
 				return usageErr("give --name NAME (or --id ID)")
 			}
