@@ -11,7 +11,13 @@ const (
 	DecisionAllowed     = "allowed"
 	DecisionDenied      = "denied"
 	DecisionInterrupted = "interrupted"
+	// DecisionExpanded marks a scope change (not a tool call): who widened
+	// the branch's scope, and with what.
+	DecisionExpanded = "expanded"
 )
+
+// ToolScopeExpand is the :TOOL: of a scope-change entry.
+const ToolScopeExpand = "scope_expand"
 
 // The modes an entry records (its :MODE: property). A call run by
 // scopegate call or over HTTP has no mode.
@@ -27,11 +33,15 @@ const (
 	ModeExec = "exec"
 	// ModeMCP marks a call made through the MCP server.
 	ModeMCP = "mcp"
+	// ModeScope marks a scope change made by the user.
+	ModeScope = "scope"
 )
 
 // DecisionOnly reports whether entries of mode record a decision without a
 // run (and so without a Result).
-func DecisionOnly(mode string) bool { return mode == ModeCheck || mode == ModeHook }
+func DecisionOnly(mode string) bool {
+	return mode == ModeCheck || mode == ModeHook || mode == ModeScope
+}
 
 // DefaultMaxOutput is the cap on each of stdout and stderr kept in an entry
 // when [Log.MaxOutput] is zero.
@@ -90,6 +100,8 @@ func (e *Entry) Keyword() string {
 		return "ALLOWED"
 	case e.Decision == DecisionDenied:
 		return "DENIED"
+	case e.Decision == DecisionExpanded:
+		return "EXPANDED"
 	default:
 		return "UNKNOWN"
 	}

@@ -218,7 +218,7 @@ func (s *Server) expand(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := sessions.ExpandScope(r.Context(), e.dir, add)
+	res, err := s.opts.Gateway.ExpandScope(r.Context(), e.dir, add, "http:"+r.RemoteAddr)
 	if err != nil {
 		return err
 	}

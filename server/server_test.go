@@ -230,8 +230,19 @@ func TestCheckCallAuditAndEvents(t *testing.T) {
 
 	var entries []audit.Entry
 	e.mustDo("GET", "/v1/sessions/s1/audit", "", 200, &entries)
-	if len(entries) != len(checks)+2 {
-		t.Fatalf("audit has %d entries, want %d", len(entries), len(checks)+2)
+	// The checks, two calls, and the scope change between them.
+	if len(entries) != len(checks)+3 {
+		t.Fatalf("audit has %d entries, want %d", len(entries), len(checks)+3)
+	}
+	var expanded int
+	for _, en := range entries {
+		if en.Decision == audit.DecisionExpanded && en.Tool == audit.ToolScopeExpand && strings.HasPrefix(en.Resource, "http:") &&
+			strings.Contains(string(en.Args), `"shell_commands.allow":["echo"]`) {
+			expanded++
+		}
+	}
+	if expanded != 1 {
+		t.Errorf("want one scope-change entry naming who and what, got %+v", entries)
 	}
 	e.mustDo("GET", "/v1/sessions/s1/audit?decision=denied", "", 200, &entries)
 	if len(entries) != 4 {
@@ -243,8 +254,9 @@ func TestCheckCallAuditAndEvents(t *testing.T) {
 	e.mustDo("POST", "/v1/sessions/s2/check", e.callJSON("read_file", map[string]any{"path": "hello.txt"}), 200, nil)
 	var events []Event
 	e.mustDo("GET", "/v1/events", "", 200, &events)
-	if len(events) != len(checks)+3 {
-		t.Fatalf("events: %d, want %d", len(events), len(checks)+3)
+	// The scope change is an event too.
+	if len(events) != len(checks)+4 {
+		t.Fatalf("events: %d, want %d", len(events), len(checks)+4)
 	}
 	for i := 1; i < len(events); i++ {
 		if events[i].Time.Before(events[i-1].Time) {
