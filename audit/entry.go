@@ -85,7 +85,10 @@ type Entry struct {
 	Stderr         string `json:"stderr,omitempty"`
 	TruncatedBytes int64  `json:"truncated_bytes,omitempty"`
 	Confinement    string `json:"confinement,omitempty"`
-	Error          string `json:"error,omitempty"`
+	// ArgsTruncated is "<size> sha256:<hex>" when the arguments were cut
+	// to the cap in tools.org (read back; set by the writer).
+	ArgsTruncated string `json:"args_truncated,omitempty"`
+	Error         string `json:"error,omitempty"`
 }
 
 // Keyword is the entry's headline keyword: ALLOWED, DENIED, INTERRUPTED, or

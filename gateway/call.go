@@ -205,6 +205,10 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	// nobody got its answer (which comes after its entry), so it needs no
 	// in-flight record, and its entry, like a check's, is written but not
 	// forced to the disk. Calls with effects get both.
+	if err := log.Writable(); err != nil {
+		g.opts.Observer.AuditWriteError()
+		return res, fmt.Errorf("audit: the call was not run, its tools.org entry could not be written: %w", err)
+	}
 	readOnly := readOnlyTool(call.Tool)
 	if readOnly {
 		log.NoSync = true

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,5 +83,37 @@ func TestCallInterrupted(t *testing.T) {
 				t.Errorf("tools.org INTERRUPTED entries: %+v, want the interrupted call", entries)
 			}
 		})
+	}
+}
+
+// A call whose tools.org entry cannot be written does not run: the caller
+// gets the error and exit 1, and what the call would have done is not done.
+func TestCallNotRunWhenUnaudited(t *testing.T) {
+	w := newWorkspace(t, "touch")
+	if err := os.WriteFile(filepath.Join(w.proj, "a.txt"), []byte("SECRET-A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A directory where tools.org should be: no one, root included, can
+	// append to it.
+	org := filepath.Join(w.branch, "tools.org")
+	if err := os.Remove(org); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(org, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(w.proj, "ran")
+	code, _, stderr := exitCode(t, w.cmd("call", "--session", w.id,
+		fmt.Sprintf(`{"tool":"shell","args":{"command":"touch %s"},"cwd":%q}`, marker, w.proj)))
+	if code != exitInternal || !strings.Contains(stderr, "was not run") {
+		t.Errorf("shell: exit %d, stderr %q; want 1 and the reason", code, stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the call ran although its entry could not be written")
+	}
+	code, stdout, _ := exitCode(t, w.cmd("call", "--session", w.id,
+		fmt.Sprintf(`{"tool":"read_file","args":{"path":%q}}`, filepath.Join(w.proj, "a.txt"))))
+	if code != exitInternal || strings.Contains(stdout, "SECRET-A") {
+		t.Errorf("read_file: exit %d, stdout %q; want 1 and no content", code, stdout)
 	}
 }
