@@ -374,3 +374,43 @@ func TestShutdownInterruptsLongCalls(t *testing.T) {
 		t.Errorf("in-flight records left: %d", len(names))
 	}
 }
+
+// Session creation over HTTP fails closed like the CLI: unknown names, an
+// unusable presets.yml, a missing project root, a profile with worktrees.
+func TestCreateSessionFailsClosed(t *testing.T) {
+	e := newEnv(t, "")
+	cfg := filepath.Join(e.root, "config")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var errBody struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	for _, c := range []struct {
+		body   string
+		status int
+		code   string
+	}{
+		{`{"id":"a","profile":"nosuch","project_root":"` + e.proj + `"}`, http.StatusNotFound, CodeNotFound},
+		{`{"id":"b","preset":"nosuch","project_root":"` + e.proj + `"}`, http.StatusNotFound, CodeNotFound},
+		{`{"id":"c","project_root":"` + e.root + `/nowhere"}`, http.StatusBadRequest, CodeBadRequest},
+		{`{"id":"d","profile":"coding","worktrees":["` + e.proj + `"]}`, http.StatusBadRequest, CodeInvalidConfig},
+	} {
+		e.mustDo("POST", "/v1/sessions", c.body, c.status, &errBody)
+		if errBody.Error.Code != c.code {
+			t.Errorf("%s: code %q (%s), want %q", c.body, errBody.Error.Code, errBody.Error.Message, c.code)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "presets.yml"), []byte("executor:\n  scope_profle: coding\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.mustDo("POST", "/v1/sessions", `{"id":"e","project_root":"`+e.proj+`"}`, http.StatusBadRequest, &errBody)
+	if errBody.Error.Code != CodeInvalidConfig || !strings.Contains(errBody.Error.Message, "line 2") {
+		t.Errorf("broken presets.yml: %+v", errBody)
+	}
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		if _, err := os.Stat(filepath.Join(e.sessions, id)); err == nil {
+			t.Errorf("session %s was created", id)
+		}
+	}
+}
