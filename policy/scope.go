@@ -54,14 +54,14 @@ func ParseDocument(data []byte) (Document, error) {
 		if errors.Is(err, io.EOF) {
 			return Document{}, nil
 		}
-		return Document{}, fmt.Errorf("%w: %v", ErrInvalidScope, err)
+		return Document{}, fmt.Errorf("%w: %v", ErrInvalidScope, yamlError(data, err))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err == nil {
 			return Document{}, fmt.Errorf("%w: more than one YAML document", ErrInvalidScope)
 		}
-		return Document{}, fmt.Errorf("%w: %v", ErrInvalidScope, err)
+		return Document{}, fmt.Errorf("%w: %v", ErrInvalidScope, yamlError(data, err))
 	}
 	return doc, nil
 }
