@@ -17,7 +17,10 @@ func newAuditCmd(a *app) *cobra.Command {
 	var decision, since string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "audit SELECTOR [--decision allowed|denied|interrupted] [--since RFC3339] [--json]",
+		Use: "audit SELECTOR [flags]",
+		Example: `  scopegate audit --session "$S"
+  scopegate audit --session "$S" --decision denied --since 2h
+  scopegate audit --session "$S" --since 2026-11-22 --json`,
 		Short: "List the audited decisions of a session branch (its tools.org)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -109,8 +109,8 @@ func oneLine(s string) string {
 
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "scopegate",
-		Short:         "Decide, run and audit an AI agent's tool calls against a session's scope",
+		Use:   "scopegate",
+		Short: "Decide, run and audit an AI agent's tool calls against a session's scope",
 		Long: `scopegate stands between an AI agent's tool calls and the machine. Each call
 (read_file, write_file, edit_file, list_dir, glob, grep, shell, roam_*) is
 decided against the scope.yml of a session branch, run confined when allowed

@@ -43,9 +43,17 @@ type serveMain struct {
 func newServeCmd(a *app) *cobra.Command {
 	m := &serveMain{a: a}
 	cmd := &cobra.Command{
-		Use:   "serve [--listen 127.0.0.1:7411] [--unix PATH] [--token-file FILE]",
-		Short: "Serve the HTTP API (CONTRACT.md §5) for every session of the sessions root",
-		Args:  cobra.NoArgs,
+		Use:   "serve [flags]",
+		Short: "Serve the HTTP API for every session of the sessions root",
+		Long: `Serve the HTTP API (JSON in and out) for every session of the sessions root:
+/v1/sessions, /v1/sessions/{id}/check, /v1/sessions/{id}/calls,
+/v1/sessions/{id}/scope/expand, /v1/sessions/{id}/audit, /v1/events,
+/metrics (Prometheus) and /healthz. It listens on loopback unless
+--token-file is given; one serve runs per sessions root.`,
+		Example: `  scopegate serve
+  scopegate serve --listen 127.0.0.1:7412
+  scopegate serve --unix /tmp/scopegate.sock`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m.listenSet = cmd.Flags().Changed("listen")
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
