@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,6 +39,19 @@ func newCheckCmd(a *app) *cobra.Command {
 				return err
 			}
 			res, err := a.gateway().Check(cmd.Context(), t, call)
+			if d := res.Decision; err == nil && t.ScopeFile != "" &&
+				(d.Reason == policy.ReasonScopeMissing || d.Reason == policy.ReasonScopeInvalid) {
+				// The file named on the command line is unusable: the
+				// user's input is wrong, not the call.
+				if werr := writeJSON(a.stdout, d); werr != nil {
+					return &exitError{code: exitInternal, err: werr}
+				}
+				if d.Reason == policy.ReasonScopeMissing {
+					return usageErr("--scope %s: no such file", t.ScopeFile)
+				}
+				_, why, _ := strings.Cut(d.Message, ": ")
+				return usageErr("--scope %s", why)
+			}
 			return a.finish(res.Decision, res.Decision.Allowed, err)
 		},
 	}
@@ -82,12 +96,17 @@ func (a *app) finish(out any, allowed bool, err error) error {
 	return nil
 }
 
-// readCall reads the call JSON from the argument, or stdin when absent.
+// readCall reads the call JSON from the argument, or stdin when it is
+// absent or "-". A terminal on stdin with no call is a usage error at once,
+// not a silent wait.
 func readCall(a *app, args []string) (policy.Call, error) {
 	var data []byte
-	if len(args) == 1 {
+	if len(args) == 1 && args[0] != "-" {
 		data = []byte(args[0])
 	} else {
+		if len(args) == 0 && isTerminal(a.stdin) {
+			return policy.Call{}, usageErr("no call given: pass the call JSON as an argument, or pipe it on stdin (see --help)")
+		}
 		var err error
 		data, err = io.ReadAll(io.LimitReader(a.stdin, maxCallBytes+1))
 		if err != nil {
