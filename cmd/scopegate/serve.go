@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -102,6 +103,11 @@ func (m *serveMain) Open(ctx context.Context) error {
 		return usageErr("%v", err)
 	}
 	useTCP := m.unix == "" || m.listenSet
+	if useTCP {
+		if err := checkListenAddr(m.listen); err != nil {
+			return usageErr("%v", err)
+		}
+	}
 	if useTCP && token == "" && !loopbackAddr(m.listen) {
 		return usageErr("refusing to listen on non-loopback address %s without --token-file", m.listen)
 	}
@@ -111,6 +117,9 @@ func (m *serveMain) Open(ctx context.Context) error {
 	}
 	if useTCP {
 		ln, err := net.Listen("tcp", m.listen)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return &exitError{code: exitInternal, err: fmt.Errorf("listen on %s: the address is already in use: another program listens there (is a scopegate serve already running?); choose a free address with --listen HOST:PORT", m.listen)}
+		}
 		if err != nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("listen: %w", err)}
 		}
@@ -178,6 +187,18 @@ func readToken(path string) (string, error) {
 }
 
 // loopbackAddr reports whether a listen address is on loopback only.
+// checkListenAddr checks that addr is HOST:PORT with a port from 0 to 65535.
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: invalid address: want HOST:PORT, such as %s", addr, config.DefaultListen)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("--listen %q: invalid address: port %q is not a number from 0 to 65535", addr, port)
+	}
+	return nil
+}
+
 func loopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
