@@ -146,22 +146,24 @@ func (sh *shell) programEnv(env expand.Environ) []string {
 }
 
 // capture collects one output stream of a shell call through a pipe, so
-// programs write to it directly, keeping at most max bytes.
+// programs write to it directly, keeping at most max bytes; tee, when set,
+// receives everything as it comes.
 type capture struct {
 	w, rd     *os.File
 	max       int
+	tee       io.Writer
 	buf       bytes.Buffer
 	truncated bool
 	done      chan struct{}
 	once      sync.Once
 }
 
-func newCapture(max int) (*capture, error) {
+func newCapture(max int, tee io.Writer) (*capture, error) {
 	rd, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("make output pipe: %w", err)
 	}
-	c := &capture{w: w, rd: rd, max: max, done: make(chan struct{})}
+	c := &capture{w: w, rd: rd, max: max, tee: tee, done: make(chan struct{})}
 	go c.drain()
 	return c, nil
 }
@@ -172,6 +174,9 @@ func (c *capture) drain() {
 	for {
 		n, err := c.rd.Read(b)
 		if n > 0 {
+			if c.tee != nil {
+				_, _ = c.tee.Write(b[:n]) // progress only: the capture is the record
+			}
 			keep := min(n, c.max-c.buf.Len())
 			c.buf.Write(b[:keep])
 			if keep < n {

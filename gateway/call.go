@@ -320,7 +320,7 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, onSta
 	runner, err := exec.New(exec.Options{
 		Checker: checker{scope: dec.scope, env: dec.env}, ReadRoots: read, WriteRoots: write,
 		Protected: dec.env.Protected, Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
-		HelperPath: helper, OnStart: onStart, Now: g.opts.Now,
+		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Progress: g.opts.Progress,
 	})
 	if err != nil {
 		return failed(err)
