@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 func newCallCmd(a *app) *cobra.Command {
 	var sel selector
 	var cwd string
+	var exitStatus, asJSON, progress bool
 	cmd := &cobra.Command{
 		Use:   "call SELECTOR [flags] [CALL_JSON | -]",
 		Short: "Decide a tool call and run it confined when allowed (call result JSON on stdout; exit 0 ran, 3 denied)",
@@ -29,17 +31,51 @@ func newCallCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := a.gateway().Call(cmd.Context(), t, call)
+			var warn = warner(a.stderr)
+			gw := a.gatewayWith(nil, warn)
+			if progress || !asJSON && isTerminal(a.stderr) {
+				gw = a.gatewayWithProgress(nil, warn, a.stderr)
+			}
+			res, err := gw.Call(cmd.Context(), t, call)
 			if errors.Is(err, gateway.ErrNoBranch) {
 				return usageErr("%v", err)
 			}
 			if res.CallID == "" {
 				return &exitError{code: exitInternal, err: err}
 			}
-			return a.finish(res, res.Decision.Allowed, err)
+			if ferr := a.finish(res, res.Decision.Allowed, err); ferr != nil || !exitStatus {
+				return ferr
+			}
+			if code := resultExitCode(res.Result); code != 0 {
+				return silentExit(code)
+			}
+			return nil
 		},
 	}
 	sel.addFlags(cmd)
-	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory of the call when it names none")
+	f := cmd.Flags()
+	f.StringVar(&cwd, "cwd", "", "working directory of the call when it names none")
+	f.BoolVar(&exitStatus, "exit-status", false, "exit with the command's own exit status when it ran and failed")
+	f.BoolVar(&asJSON, "json", false, "only the JSON result: no progress on stderr even on a terminal")
+	f.BoolVar(&progress, "progress", false, "stream the command's stderr to stderr as it comes (default on a terminal)")
+	cmd.MarkFlagsMutuallyExclusive("json", "progress")
 	return cmd
+}
+
+// resultExitCode is the exit_code of a call result (0 when it has none).
+func resultExitCode(result any) int {
+	if result == nil {
+		return 0
+	}
+	data, err := json.Marshal(result)
+	if err != nil {
+		return exitInternal
+	}
+	var r struct {
+		ExitCode int `json:"exit_code"`
+	}
+	if json.Unmarshal(data, &r) != nil {
+		return exitInternal
+	}
+	return r.ExitCode
 }

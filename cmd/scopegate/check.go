@@ -138,10 +138,16 @@ func (a *app) gateway() *gateway.Gateway { return a.gatewayWith(nil, warner(a.st
 // gatewayWith is the gateway of the resolved global options, counting in obs
 // (nil: nothing) and warning through warn.
 func (a *app) gatewayWith(obs gateway.Observer, warn func(string)) *gateway.Gateway {
+	return a.gatewayWithProgress(obs, warn, nil)
+}
+
+// gatewayWithProgress is gatewayWith, streaming shell calls' stderr to
+// progress as it comes.
+func (a *app) gatewayWithProgress(obs gateway.Observer, warn func(string), progress io.Writer) *gateway.Gateway {
 	home, _ := os.UserHomeDir()
 	confine, _ := confineMode(a.confine)
 	return gateway.New(gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, RoamDir: a.roamDir,
-		Home: home, Confine: confine, Observer: obs, Warn: warn})
+		Home: home, Confine: confine, Observer: obs, Warn: warn, Progress: progress})
 }
 
 // confineMode maps --confine (or SCOPEGATE_CONFINE) to exec's mode.
