@@ -15,4 +15,3 @@ func isTerminal(r any) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }
-
