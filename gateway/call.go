@@ -121,6 +121,9 @@ func (g *Gateway) decide(t Target, call policy.Call) decision {
 	if !policy.KnownTool(out.d.Tool) {
 		out.d.Tool = call.Tool
 	}
+	if !out.d.Allowed && t.BranchDir != "" {
+		g.selectHints(&out.d, t.BranchDir)
+	}
 	g.opts.Observer.ObserveDecisionDuration(time.Since(start).Seconds())
 	g.opts.Observer.ObserveDecision(call.Tool, out.d.Allowed, string(out.d.Reason), t.via())
 	return out
