@@ -153,6 +153,7 @@ reason on stderr), 1 internal error.`,
 		newPromptCmd(a),
 		newVersionCmd(a),
 	)
+	addCompletions(root, a)
 	return root
 }
 
