@@ -88,6 +88,11 @@ func (m *serveMain) Open(ctx context.Context) error {
 	}
 	m.log = slog.New(slog.NewJSONHandler(m.a.stderr, &slog.HandlerOptions{Level: level}))
 
+	if m.listenSet {
+		if err := checkListenAddr(m.listen); err != nil {
+			return usageErr("%v", err)
+		}
+	}
 	cfg, err := config.Load(m.a.configDir)
 	if err != nil {
 		return usageErr("%v", err)

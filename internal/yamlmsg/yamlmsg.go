@@ -1,4 +1,7 @@
-package policy
+// Package yamlmsg words the errors of strict YAML decoding in the file's own
+// terms: the line, the key path, the expected and the found type, never a
+// Go type name.
+package yamlmsg
 
 import (
 	"errors"
@@ -12,33 +15,34 @@ import (
 )
 
 var (
-	yamlNotFound = regexp.MustCompile(`^line (\d+): field (.+) not found in type (\S+)$`)
-	yamlCannot   = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+) (?:`(.*)` )?into (.+)$")
+	yamlNotFound = regexp.MustCompile(`(?s)^line (\d+): field (.*) not found in type (\S+)$`)
+	yamlCannot   = regexp.MustCompile("(?s)^line (\\d+): cannot unmarshal (!\\S*) (?:`(.*)` )?into (.+)$")
 	yamlLine     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 )
 
-// yamlError words an error of decoding scope.yml in the file's own terms:
-// the line, the key path ("paths.read"), what was expected and what was
-// found; never a Go type. Several errors are joined on one line.
-func yamlError(data []byte, err error) error {
+// Error words err, an error of decoding data into target (a pointer, as
+// given to the decoder), in the file's own terms: the line, the key path
+// ("paths.read"), what was expected and what was found; never a Go type.
+// Several errors are joined on one line.
+func Error(data []byte, err error, target any) error {
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root) // best effort: only names key paths
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		msgs := make([]string, len(te.Errors))
 		for i, e := range te.Errors {
-			msgs[i] = yamlMessage(&root, e)
+			msgs[i] = message(&root, e, target)
 		}
 		return errors.New(strings.Join(msgs, "; "))
 	}
 	msg := strings.TrimPrefix(oneLineText(err.Error()), "yaml: ")
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("line %s: %s", m[1], m[2])
+		return errors.New(message(&root, "line "+m[1]+": "+m[2], target))
 	}
 	return errors.New(msg)
 }
 
-func yamlMessage(root *yaml.Node, e string) string {
+func message(root *yaml.Node, e string, target any) string {
 	if m := yamlNotFound.FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		path := keyPathAt(root, line, m[2])
@@ -46,8 +50,11 @@ func yamlMessage(root *yaml.Node, e string) string {
 		if i := strings.LastIndexByte(path, '.'); i > 0 {
 			parent = path[:i]
 		}
-		known := knownKeys()[m[3]]
-		return fmt.Sprintf("line %d: unknown key %q in %s (known: %s)", line, m[2], parent, strings.Join(known, ", "))
+		msg := fmt.Sprintf("line %d: unknown key %q in %s", line, m[2], parent)
+		if known := knownKeys(reflect.TypeOf(target))[m[3]]; len(known) > 0 {
+			msg += " (known: " + strings.Join(known, ", ") + ")"
+		}
+		return msg
 	}
 	if m := yamlCannot.FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
@@ -57,7 +64,7 @@ func yamlMessage(root *yaml.Node, e string) string {
 		}
 		got := yamlKind(m[2])
 		if m[3] != "" {
-			got += " (" + m[3] + ")"
+			got += " (" + oneLineText(m[3]) + ")"
 		}
 		return fmt.Sprintf("line %d: %s must be %s, got %s", line, where, goTypeWords(m[4]), got)
 	}
@@ -104,28 +111,42 @@ func keyPathAt(n *yaml.Node, line int, key string) string {
 }
 
 // knownKeys maps the Go type names the YAML decoder reports to the keys of
-// that section, read from Document's yaml tags.
-func knownKeys() map[string][]string {
+// that mapping, read from the yaml tags of t and the types it holds.
+func knownKeys(t reflect.Type) map[string][]string {
 	out := map[string][]string{}
 	var visit func(t reflect.Type)
 	visit = func(t reflect.Type) {
-		var keys []string
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			return
+		}
+		if _, seen := out[t.String()]; seen {
+			return
+		}
+		keys := []string{}
+		out[t.String()] = keys
 		for i := range t.NumField() {
 			f := t.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			keys = append(keys, name)
-			if f.Type.Kind() == reflect.Struct {
-				visit(f.Type)
+			if name == "-" || !f.IsExported() {
+				continue
 			}
+			if name == "" {
+				name = strings.ToLower(f.Name)
+			}
+			keys = append(keys, name)
+			visit(f.Type)
 		}
 		out[t.String()] = keys
 	}
-	visit(reflect.TypeFor[Document]())
+	visit(t)
 	return out
 }
 
 func yamlKind(tag string) string {
-	switch tag {
+	switch strings.TrimPrefix(tag, "!!") {
 	case "str":
 		return "a string"
 	case "int", "float":
@@ -139,7 +160,7 @@ func yamlKind(tag string) string {
 	case "null":
 		return "nothing"
 	}
-	return "!!" + tag
+	return "a value tagged " + tag
 }
 
 func goTypeWords(t string) string {
