@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -91,28 +92,47 @@ type Entry struct {
 	Error         string `json:"error,omitempty"`
 }
 
-// Keyword is the entry's headline keyword: ALLOWED, DENIED, INTERRUPTED, or
-// ERROR for an allowed call that failed to run.
+// Keyword is the entry's headline keyword: its Status in capitals.
 func (e *Entry) Keyword() string {
-	switch {
-	case e.Decision == DecisionInterrupted:
-		return "INTERRUPTED"
-	case e.Decision == DecisionAllowed && e.Error != "":
-		return "ERROR"
-	case e.Decision == DecisionAllowed:
-		return "ALLOWED"
-	case e.Decision == DecisionDenied:
-		return "DENIED"
-	case e.Decision == DecisionExpanded:
-		return "EXPANDED"
-	default:
-		return "UNKNOWN"
+	if st := e.Status(); st != "" {
+		return strings.ToUpper(st)
 	}
+	return "UNKNOWN"
+}
+
+// The statuses of an entry: its decision, and for an allowed call that ran,
+// whether it succeeded.
+const (
+	StatusAllowed     = "allowed"
+	StatusDenied      = "denied"
+	StatusError       = "error"
+	StatusInterrupted = "interrupted"
+)
+
+// Status is the one word that sums an entry up, the same in its heading, in
+// tables and in JSON: denied; interrupted; error for an allowed call that
+// failed to run or exited non-zero; else allowed. "" for an unknown decision.
+func (e *Entry) Status() string {
+	switch e.Decision {
+	case DecisionInterrupted:
+		return StatusInterrupted
+	case DecisionDenied:
+		return StatusDenied
+	case DecisionExpanded:
+		return DecisionExpanded
+	case DecisionAllowed:
+		if !DecisionOnly(e.Mode) && (e.Error != "" || e.ExitCode != nil && *e.ExitCode != 0) {
+			return StatusError
+		}
+		return StatusAllowed
+	}
+	return ""
 }
 
 // Filter selects entries when reading. The zero Filter selects all.
 type Filter struct {
-	// Decision keeps only entries with this :DECISION: ("" keeps all).
+	// Decision keeps only entries with this Status: allowed, denied, error
+	// or interrupted ("" keeps all).
 	Decision string
 	// Since keeps only entries whose Time is not before it (zero keeps all).
 	Since time.Time
@@ -122,7 +142,7 @@ type Filter struct {
 }
 
 func (f *Filter) match(e *Entry) bool {
-	if f.Decision != "" && e.Decision != f.Decision {
+	if f.Decision != "" && e.Status() != f.Decision {
 		return false
 	}
 	if !f.Since.IsZero() && e.Time.Before(f.Since) {

@@ -115,6 +115,15 @@ func (r *Runner) resolve(path, cwd string, access policy.Access) (target, error)
 	if best == "" {
 		return target{}, fmt.Errorf("%q: %w", path, ErrNotInRoots)
 	}
+	if best == canon && best != "/" {
+		// A root that is the file itself (a scope naming one file, which
+		// may not exist yet): its directory is the os.Root, and the file
+		// operations, which never follow a symlink in the last component,
+		// touch only that name.
+		if fi, err := os.Lstat(canon); err != nil || !fi.IsDir() {
+			best = filepath.Dir(canon)
+		}
+	}
 	rel, err := filepath.Rel(best, canon)
 	if err != nil {
 		return target{}, fmt.Errorf("%q: %w", path, err)

@@ -364,3 +364,34 @@ func TestSymlinkSwapRace(t *testing.T) {
 		})
 	}
 }
+
+// A write root that is one file (a scope naming a single file, new or
+// existing) is written through its directory, that name only, never
+// through a symlink put in its place.
+func TestWriteFileRootIsTheFile(t *testing.T) {
+	dir, outside := realDir(t), realDir(t)
+	newFile, oldFile, link := filepath.Join(dir, "new.txt"), filepath.Join(dir, "old.txt"), filepath.Join(dir, "link")
+	writeFile(t, oldFile, "old", 0o600)
+	writeFile(t, filepath.Join(outside, "target"), "keep", 0o600)
+	if err := os.Symlink(filepath.Join(outside, "target"), link); err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, Options{Checker: checker{}, WriteRoots: []string{newFile, oldFile, link}})
+	for _, p := range []string{newFile, oldFile} {
+		if _, err := run(t, r, policy.ToolWriteFile, policy.WriteFileArgs{Path: p, Content: ptr("hello\n")}, dir); err != nil {
+			t.Fatalf("write %s: %v", p, err)
+		}
+		if got, _ := os.ReadFile(p); string(got) != "hello\n" {
+			t.Fatalf("%s holds %q", p, got)
+		}
+	}
+	if _, err := run(t, r, policy.ToolWriteFile, policy.WriteFileArgs{Path: filepath.Join(dir, "other.txt"), Content: ptr("x")}, dir); !errors.Is(err, ErrNotInRoots) {
+		t.Fatalf("a sibling: %v, want ErrNotInRoots", err)
+	}
+	if _, err := run(t, r, policy.ToolWriteFile, policy.WriteFileArgs{Path: link, Content: ptr("x")}, dir); err == nil {
+		t.Fatal("wrote through a symlink")
+	}
+	if got, _ := os.ReadFile(filepath.Join(outside, "target")); string(got) != "keep" {
+		t.Fatalf("the symlink's target holds %q", got)
+	}
+}

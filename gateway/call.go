@@ -122,6 +122,9 @@ func (g *Gateway) decide(t Target, call policy.Call) decision {
 	if !policy.KnownTool(out.d.Tool) {
 		out.d.Tool = call.Tool
 	}
+	if !out.d.Allowed && t.BranchDir != "" {
+		g.selectHints(&out.d, t.BranchDir)
+	}
 	g.opts.Observer.ObserveDecisionDuration(time.Since(start).Seconds())
 	g.opts.Observer.ObserveDecision(call.Tool, out.d.Allowed, string(out.d.Reason), t.via())
 	return out
@@ -363,7 +366,7 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 	runner, err := exec.New(exec.Options{
 		Checker: checker{scope: dec.scope, env: dec.env}, ReadRoots: read, WriteRoots: write,
 		Protected: dec.env.Protected, Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
-		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: ro.stderr,
+		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: ro.stderr, Progress: g.opts.Progress,
 	})
 	if err != nil {
 		return failed(err)

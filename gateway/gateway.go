@@ -6,6 +6,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/user"
@@ -59,6 +60,8 @@ type Options struct {
 	Now func() time.Time
 	// Warn receives warnings (legacy sessions, recovered calls); nil drops them.
 	Warn func(string)
+	// Progress, when set, receives the stderr of shell calls as it comes.
+	Progress io.Writer
 }
 
 // Gateway decides and runs tool calls. It is safe for concurrent use.

@@ -130,8 +130,11 @@ func ParseCall(data []byte) (Call, error) {
 	var c Call
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Call{}, fmt.Errorf("%w: no call given", ErrInvalidCall)
+	}
 	if err := dec.Decode(&c); err != nil {
-		return Call{}, fmt.Errorf("%w: %v", ErrInvalidCall, err)
+		return Call{}, fmt.Errorf("%w: %v", ErrInvalidCall, callError(data, err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Call{}, fmt.Errorf("%w: trailing data after the call object", ErrInvalidCall)
@@ -175,6 +178,31 @@ func argsError(raw json.RawMessage, err error) error {
 		return fmt.Errorf("no argument %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	default:
 		return fmt.Errorf("args: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+}
+
+// callError words an error of decoding a call document in the contract's
+// terms: never a Go type name.
+func callError(data []byte, err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field == "":
+		return fmt.Errorf(`a call must be a JSON object {"tool": ..., "args": {...}, "cwd": ...}, got %s`, jsonKind(data))
+	case errors.As(err, &typeErr):
+		want := userType(typeErr.Type.String())
+		if typeErr.Field == "args" {
+			want = "an object"
+		}
+		return fmt.Errorf("%q must be %s, got %s", typeErr.Field, want, articled(typeErr.Value))
+	case errors.As(err, &syntaxErr):
+		return fmt.Errorf("not valid JSON at byte %d: %s", syntaxErr.Offset, strings.TrimPrefix(err.Error(), "invalid character"))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the JSON ends early")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Errorf("unknown key %s (a call has tool, args and cwd)", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	default:
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
 }
 

@@ -362,7 +362,7 @@ func (c *checker) external(args []arg, st *shellState) {
 	}
 	if len(allowed) == 0 {
 		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: base, Rule: "shell_commands.allow",
-			Message: fmt.Sprintf("%s is not in shell_commands.allow of this session's scope; the user can allow it with: scopegate scope expand --allow-command %s", base, quoteArg(allowHint(base, p)))})
+			Message: fmt.Sprintf("%s is not in shell_commands.allow of this session's scope; the user can allow it with: %s --allow-command %s", base, ExpandCommand, quoteArg(allowHint(base, p)))})
 	}
 	c.analyze(p, allowed, st)
 }

@@ -305,7 +305,7 @@ func (s *Scope) roamSubdir(sub string) []Violation {
 		_ = i
 	}
 	return []Violation{{Reason: ReasonRoamNotInScope, Resource: clean, Rule: "org_roam_patterns.subdirectory",
-		Message: fmt.Sprintf("org-roam subdirectory %s is not in org_roam_patterns.subdirectory of this session's scope; the user can widen it with: scopegate scope expand --roam-subdirectory %s", quoteArg(clean), quoteArg(clean+"/**"))}}
+		Message: fmt.Sprintf("org-roam subdirectory %s is not in org_roam_patterns.subdirectory of this session's scope; the user can widen it with: %s --roam-subdirectory %s", quoteArg(clean), ExpandCommand, quoteArg(clean+"/**"))}}
 }
 
 func containsDotDot(p string) bool {
@@ -326,7 +326,7 @@ func (s *Scope) roamTags(tags []string) []Violation {
 		}
 		if !listed(s.roam.Tags, t) {
 			vs = append(vs, Violation{Reason: ReasonRoamNotInScope, Resource: t, Rule: "org_roam_patterns.tags",
-				Message: fmt.Sprintf("tag %s is not in org_roam_patterns.tags of this session's scope; the user can widen it with: scopegate scope expand --roam-tag %s", quoteArg(t), quoteArg(t))})
+				Message: fmt.Sprintf("tag %s is not in org_roam_patterns.tags of this session's scope; the user can widen it with: %s --roam-tag %s", quoteArg(t), ExpandCommand, quoteArg(t))})
 		}
 	}
 	return vs
@@ -340,7 +340,7 @@ func (s *Scope) roamNodes(tool string, ids ...string) []Violation {
 		}
 		if !listed(s.roam.NodeIDs, id) {
 			vs = append(vs, Violation{Reason: ReasonRoamNotInScope, Resource: id, Rule: "org_roam_patterns.node_ids",
-				Message: fmt.Sprintf("org-roam node %s is not in org_roam_patterns.node_ids of this session's scope; the user can widen it with: scopegate scope expand --roam-node-id %s", quoteArg(id), quoteArg(id))})
+				Message: fmt.Sprintf("org-roam node %s is not in org_roam_patterns.node_ids of this session's scope; the user can widen it with: %s --roam-node-id %s", quoteArg(id), ExpandCommand, quoteArg(id))})
 		}
 	}
 	return vs

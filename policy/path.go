@@ -194,13 +194,15 @@ func (s *Scope) checkCanonical(abs, resolved string, info fs.FileInfo, access Ac
 			}
 		}
 		if !inAny(s.write, abs) || !inAny(s.write, resolved) {
+			hint := expandHint("--write", abs, resolved, info, func(p string) bool { return inAny(s.write, p) })
 			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.write",
-				Message: fmt.Sprintf("%swriting %s is not in paths.write of this session's scope; the user can widen it with: scopegate scope expand --write %s", describe(src), shown(abs, resolved), quoteArg(suggest(resolved)))}}
+				Message: fmt.Sprintf("%swriting %s is not in paths.write of this session's scope; the user can widen it with: %s", describe(src), shown(abs, resolved), hint)}}
 		}
 	} else {
 		if !(inAny(s.read, abs) || inAny(s.write, abs)) || !(inAny(s.read, resolved) || inAny(s.write, resolved)) {
+			hint := expandHint("--read", abs, resolved, info, func(p string) bool { return inAny(s.read, p) || inAny(s.write, p) })
 			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.read",
-				Message: fmt.Sprintf("%sreading %s is not in paths.read of this session's scope; the user can widen it with: scopegate scope expand --read %s", describe(src), shown(abs, resolved), quoteArg(suggest(resolved)))}}
+				Message: fmt.Sprintf("%sreading %s is not in paths.read of this session's scope; the user can widen it with: %s", describe(src), shown(abs, resolved), hint)}}
 		}
 	}
 	// A regular file with more than one hard link may have a name outside
@@ -247,9 +249,36 @@ func shown(abs, resolved string) string {
 	return abs + " (resolves to " + resolved + ")"
 }
 
-// suggest is the pattern a denial message proposes: the file's directory.
-func suggest(p string) string {
-	return EscapeGlob(filepath.Dir(p)) + "/**"
+// ExpandCommand starts every fix hint of a denial message. Entry points that
+// know the session branch of a decision insert its selector after it.
+const ExpandCommand = "scopegate scope expand"
+
+// expandHint is the command a denial message proposes: the narrowest
+// patterns that let the call's path through, for each of its spelling and
+// its resolution that the scope does not yet cover (info: the resolved
+// file's, when it exists).
+func expandHint(flag, abs, resolved string, info fs.FileInfo, covered func(string) bool) string {
+	hint := ExpandCommand
+	if !covered(abs) && abs != resolved {
+		hint += " " + flag + " " + quoteArg(narrowest(abs, nil))
+	}
+	if !covered(resolved) {
+		hint += " " + flag + " " + quoteArg(narrowest(resolved, info))
+	}
+	return hint
+}
+
+// narrowest is the narrowest pattern that covers p: a directory and what is
+// below it (the tools that take a directory read below it), else the file
+// itself.
+func narrowest(p string, info fs.FileInfo) string {
+	if info != nil && info.IsDir() {
+		if p == "/" {
+			return "/**"
+		}
+		return EscapeGlob(p) + "/**"
+	}
+	return EscapeGlob(p)
 }
 
 // quoteArg quotes s for a message if it holds anything but safe characters.

@@ -8,6 +8,8 @@ import (
 	"io"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/scopegate/scopegate/internal/yamlmsg"
 )
 
 // Document is the parsed form of scope.yml (and of a scope profile: the same
@@ -54,14 +56,14 @@ func ParseDocument(data []byte) (Document, error) {
 		if errors.Is(err, io.EOF) {
 			return Document{}, nil
 		}
-		return Document{}, fmt.Errorf("%w: %v", ErrInvalidScope, err)
+		return Document{}, fmt.Errorf("%w: %v", ErrInvalidScope, yamlmsg.Error(data, err, &doc))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err == nil {
 			return Document{}, fmt.Errorf("%w: more than one YAML document", ErrInvalidScope)
 		}
-		return Document{}, fmt.Errorf("%w: %v", ErrInvalidScope, err)
+		return Document{}, fmt.Errorf("%w: %v", ErrInvalidScope, yamlmsg.Error(data, err, &doc))
 	}
 	return doc, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/scopegate/scopegate/internal/yamlmsg"
 	"github.com/scopegate/scopegate/policy"
 )
 
@@ -40,7 +41,7 @@ func ParsePresets(data []byte) (map[string]Preset, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("parse presets: %w", err)
+		return nil, fmt.Errorf("parse presets: %w", yamlmsg.Error(data, err, &raw))
 	}
 	out := make(map[string]Preset, len(raw))
 	for name, e := range raw {

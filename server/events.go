@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -68,10 +69,10 @@ func parseFilter(r *http.Request) (audit.Filter, error) {
 		f.Since = t
 	}
 	switch d := r.URL.Query().Get("decision"); d {
-	case "", audit.DecisionAllowed, audit.DecisionDenied, audit.DecisionInterrupted:
+	case "", audit.StatusAllowed, audit.StatusDenied, audit.StatusError, audit.StatusInterrupted:
 		f.Decision = d
 	default:
-		return f, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("decision %q: want allowed, denied or interrupted", d))
+		return f, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("decision %q: want allowed, denied, error or interrupted", d))
 	}
 	return f, nil
 }
@@ -133,5 +134,39 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 		entries = []audit.Entry{}
 	}
 	writeJSON(w, http.StatusOK, entries)
+	return nil
+}
+
+// MarshalJSON encodes the event as its entry's JSON with the session and
+// branch added (the entry's own MarshalJSON would otherwise drop them).
+func (ev Event) MarshalJSON() ([]byte, error) {
+	entry, err := json.Marshal(ev.Entry)
+	if err != nil {
+		return nil, err
+	}
+	head, err := json.Marshal(struct {
+		SessionID string `json:"session_id"`
+		Branch    string `json:"branch"`
+	}{ev.SessionID, ev.Branch})
+	if err != nil {
+		return nil, err
+	}
+	out := append(head[:len(head)-1:len(head)-1], ',')
+	return append(out, entry[1:]...), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (ev *Event) UnmarshalJSON(data []byte) error {
+	var ref struct {
+		SessionID string `json:"session_id"`
+		Branch    string `json:"branch"`
+	}
+	if err := json.Unmarshal(data, &ref); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &ev.Entry); err != nil {
+		return err
+	}
+	ev.SessionID, ev.Branch = ref.SessionID, ref.Branch
 	return nil
 }

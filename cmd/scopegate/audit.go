@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,20 +19,27 @@ func newAuditCmd(a *app) *cobra.Command {
 	var decision, since string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "audit SELECTOR [--decision allowed|denied|interrupted] [--since RFC3339] [--json]",
+		Use: "audit SELECTOR [flags]",
+		Example: `  scopegate audit --session "$S"
+  scopegate audit --session "$S" --decision denied --since 2h
+  scopegate audit --session "$S" --since 2026-11-22 --json`,
 		Short: "List the audited decisions of a session branch (its tools.org)",
-		Args:  cobra.NoArgs,
+		Long: `List the entries of a session branch's tools.org, oldest first: one line per
+decision with its status (allowed, denied, error for a call that ran and
+failed or exited non-zero, interrupted), the command's exit code and a summary.
+Entries made by check (decision only) are marked "(check)".`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := audit.Filter{Decision: decision}
 			switch decision {
-			case "", audit.DecisionAllowed, audit.DecisionDenied, audit.DecisionInterrupted:
+			case "", audit.StatusAllowed, audit.StatusDenied, audit.StatusError, audit.StatusInterrupted:
 			default:
-				return usageErr("--decision %q: want allowed, denied or interrupted", decision)
+				return usageErr("--decision %q: want allowed, denied, error or interrupted", decision)
 			}
 			if since != "" {
-				t, err := time.Parse(time.RFC3339, since)
+				t, err := parseSince(since, time.Now())
 				if err != nil {
-					return usageErr("--since %q: not an RFC 3339 time", since)
+					return usageErr("%v", err)
 				}
 				f.Since = t
 			}
@@ -52,25 +61,52 @@ func newAuditCmd(a *app) *cobra.Command {
 				return enc.Encode(entries)
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TIME\tCALL_ID\tTOOL\tDECISION\tREASON\tSUMMARY")
+			fmt.Fprintln(tw, "TIME\tCALL_ID\tTOOL\tSTATUS\tEXIT\tREASON\tSUMMARY")
 			for _, e := range entries {
 				reason := e.Reason
 				if e.Error != "" {
-					reason = "error"
+					reason = e.Error
 				}
-				dec := e.Decision
+				status := e.Status()
 				if audit.DecisionOnly(e.Mode) {
-					dec += " (" + e.Mode + ")"
+					status += " (" + e.Mode + ")"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339),
-					e.CallID, oneLine(e.Tool), dec, oneLine(reason), oneLine(e.Summary))
+				exit := "-"
+				if e.ExitCode != nil {
+					exit = strconv.Itoa(*e.ExitCode)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339),
+					e.CallID, oneLine(e.Tool), status, exit, oneLine(reason), oneLine(e.Summary))
 			}
 			return tw.Flush()
 		},
 	}
 	sel.addFlags(cmd)
-	cmd.Flags().StringVar(&decision, "decision", "", "only entries with this decision: allowed, denied or interrupted")
-	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this RFC 3339 time")
+	cmd.Flags().StringVar(&decision, "decision", "", "only entries with this status: allowed, denied, error (ran and failed) or interrupted")
+	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time: a duration ago (90m, 2h, 3d), a date (2026-11-22, local midnight) or an RFC 3339 time")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return cmd
+}
+
+// parseSince reads --since: a duration before now ("90m", "2h", "3d"), a
+// date (local midnight) or an RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation(time.DateOnly, s, time.Local); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation("2006-01-02T15:04", s, time.Local); err == nil {
+		return t, nil
+	}
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if days, err := strconv.Atoi(n); err == nil && days >= 0 {
+			return now.AddDate(0, 0, -days), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("--since %q: want a duration (90m, 2h, 3d), a date (2026-11-22) or an RFC 3339 time (2026-11-22T10:30:00Z)", s)
 }

@@ -30,7 +30,9 @@ func newBranchCreateCmd(a *app) *cobra.Command {
 	var from, at string
 	var doSwitch bool
 	cmd := &cobra.Command{
-		Use:   "create ID NAME [--from BRANCH] [--at POSITION] [--switch]",
+		Use: "create ID NAME [flags]",
+		Example: `  scopegate branch create "$S" experiment --switch
+  scopegate branch create "$S" retry --from main`,
 		Short: "Create a branch from another one (scope and metadata copied)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -66,9 +68,10 @@ func newBranchCreateCmd(a *app) *cobra.Command {
 
 func newBranchSwitchCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "switch ID NAME",
-		Short: "Point the session's current branch at NAME",
-		Args:  cobra.ExactArgs(2),
+		Use:     "switch ID NAME",
+		Example: `  scopegate branch switch "$S" main`,
+		Short:   "Point the session's current branch at NAME",
+		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := validIDAndBranch(args[0], args[1]); err != nil {
 				return err
@@ -89,9 +92,10 @@ func newBranchSwitchCmd(a *app) *cobra.Command {
 func newBranchListCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "list ID [--json]",
-		Short: "List a session's branches",
-		Args:  cobra.ExactArgs(1),
+		Use:     "list ID [flags]",
+		Example: `  scopegate branch list "$S"`,
+		Short:   "List a session's branches",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := sessions.ValidateID(args[0]); err != nil {
 				return usageErr("%v", err)

@@ -33,7 +33,9 @@ func newGCCmd(a *app) *cobra.Command {
 	var auditDays, sessionDays int
 	var action string
 	cmd := &cobra.Command{
-		Use:   "gc [--apply] [--audit-days N] [--session-days N] [--session-action archive|remove]",
+		Use: "gc [flags]",
+		Example: `  scopegate gc --audit-days 90
+  scopegate gc --apply --session-days 30 --session-action archive`,
 		Short: "Prune old tools.org entries and archive or remove idle sessions (dry run unless --apply)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -16,7 +16,8 @@ import (
 	scexec "github.com/scopegate/scopegate/exec"
 )
 
-// Exit codes of CONTRACT.md §4.
+// Exit codes: 0 success or allowed, 1 internal error, 2 usage or invalid
+// input, 3 denied.
 const (
 	exitOK       = 0
 	exitInternal = 1
@@ -108,9 +109,21 @@ func oneLine(s string) string {
 
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "scopegate",
-		Version:       readBuildInfo().String(),
-		Short:         "Decide, run and audit an AI agent's tool calls against a session's scope",
+		Use:   "scopegate",
+		Short: "Decide, run and audit an AI agent's tool calls against a session's scope",
+		Long: `scopegate stands between an AI agent's tool calls and the machine. Each call
+(read_file, write_file, edit_file, list_dir, glob, grep, shell, roam_*) is
+decided against the scope.yml of a session branch, run confined when allowed
+or refused with a reason, appended to the branch's tools.org and counted in
+metrics.
+
+Exit codes: 0 success or allowed, 3 denied, 2 usage or invalid input (one-line
+reason on stderr), 1 internal error.`,
+		Example: `  S=$(scopegate session create --name demo --profile coding --project-root "$PWD" | jq -r .session_id)
+  scopegate check --session "$S" '{"tool":"read_file","args":{"path":"README.md"}}'
+  scopegate call --session "$S" '{"tool":"shell","args":{"command":"ls"}}'
+  scopegate audit --session "$S"`,
+		Version:       readVersion().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -120,13 +133,14 @@ func newRootCmd(a *app) *cobra.Command {
 			return a.resolveDirs()
 		},
 	}
-	root.SetVersionTemplate("{{.Version}}\n")
 	f := root.PersistentFlags()
 	f.StringVar(&a.sessionsDir, "sessions-dir", "", "sessions root (env SCOPEGATE_SESSIONS_DIR, default ~/.gptel/sessions)")
 	f.StringVar(&a.configDir, "config-dir", "", "config dir (env SCOPEGATE_CONFIG_DIR, default $XDG_CONFIG_HOME/scopegate)")
 	f.StringVar(&a.roamDir, "roam-dir", "", "org-roam directory (env SCOPEGATE_ROAM_DIR, default ~/org-roam)")
 	f.StringVar(&a.confine, "confine", "", "confinement of shell calls: landlock (refuse where Landlock is missing), best-effort, off (env SCOPEGATE_CONFINE, default landlock)")
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(
+		selectorsTopic(),
 		newCheckCmd(a),
 		newCallCmd(a),
 		newHookCmd(a),
@@ -142,6 +156,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newPromptCmd(a),
 		newVersionCmd(a),
 	)
+	addCompletions(root, a)
 	return root
 }
 

@@ -16,9 +16,10 @@ func newProfilesCmd(a *app) *cobra.Command {
 func newProfilesListCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "list [--json]",
-		Short: "List the scope profiles (user profiles override built-ins by name)",
-		Args:  cobra.NoArgs,
+		Use:     "list [flags]",
+		Example: `  scopegate profiles list`,
+		Short:   "List the scope profiles (user profiles override built-ins by name)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			list, err := a.profileLoader().List()
 			if err != nil {
@@ -45,9 +46,10 @@ func newProfilesListCmd(a *app) *cobra.Command {
 
 func newProfilesShowCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "show NAME",
-		Short: "Print a scope profile as written",
-		Args:  cobra.ExactArgs(1),
+		Use:     "show NAME",
+		Example: `  scopegate profiles show coding`,
+		Short:   "Print a scope profile as written",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, _, err := a.profileLoader().Raw(args[0])
 			if err != nil {

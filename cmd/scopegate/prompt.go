@@ -25,8 +25,9 @@ func newPromptLogCmd(a *app) *cobra.Command {
 	var sel selector
 	var newFile, newText, prevFile, prevText string
 	cmd := &cobra.Command{
-		Use:   "log SELECTOR (--new-file F | --new TEXT) [--previous TEXT | --previous-file F]",
-		Short: "Append a System Prompt Change entry to the branch's system-prompts.org",
+		Use:     "log SELECTOR (--new-file F | --new TEXT) [flags]",
+		Example: `  scopegate prompt log --session "$S" --new "You are a careful engineer."`,
+		Short:   "Append a System Prompt Change entry to the branch's system-prompts.org",
 		Long: "Append a System Prompt Change entry to the branch's system-prompts.org.\n" +
 			"Without --previous or --previous-file, the previous prompt is the new prompt\n" +
 			"of the last entry. Nothing is written when the prompt did not change.",

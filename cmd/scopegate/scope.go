@@ -24,7 +24,9 @@ func newScopeShowCmd(a *app) *cobra.Command {
 	var sel selector
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "show SELECTOR [--json]",
+		Use: "show SELECTOR [flags]",
+		Example: `  scopegate scope show --session "$S"
+  scopegate scope show --session "$S" --branch main --json`,
 		Short: "Print a branch's scope.yml",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -57,7 +59,14 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 	var add sessions.Expansion
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "expand SELECTOR (--read P | --write P | --deny P | --allow-command C | --deny-command C | --roam-subdirectory P | --roam-tag T | --roam-node-id ID)...",
+		Use: "expand SELECTOR [flags]",
+		Long: "Add path patterns, shell commands or org-roam entries to a branch's scope.yml.\n" +
+			"Give at least one of --read, --write, --deny, --allow-command, --deny-command,\n" +
+			"--roam-subdirectory, --roam-tag, --roam-node-id; each may be repeated. The\n" +
+			"change is idempotent, keeps comments, and prints the resulting scope.\n\n" +
+			"Path patterns are absolute doublestar globs: DIR/** is DIR and everything below it.",
+		Example: `  scopegate scope expand --session "$S" --read /usr/share/doc/bash/README
+  scopegate scope expand --session "$S" --write "$PWD/build/**" --allow-command make`,
 		Short: "Add patterns, commands or org-roam entries to a branch's scope.yml (idempotent; prints the result)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

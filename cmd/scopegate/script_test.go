@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -66,6 +68,8 @@ func TestScripts(t *testing.T) {
 			"readlink":  cmdReadlink,
 			"jsonvar":   cmdJSONVar,
 			"expandenv": cmdExpandEnv,
+			"exits":     cmdExits,
+			"hintvar":   cmdHintVar,
 		},
 	})
 }
@@ -128,4 +132,45 @@ func cmdExpandEnv(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		ts.Check(os.WriteFile(p, []byte(os.Expand(string(data), ts.Getenv)), 0o600))
 	}
+}
+
+// exits CODE PROG ARGS... runs PROG like exec and asserts its exit status.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROG ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Logf("stdout:\n%s\nstderr:\n%s", ts.ReadFile("stdout"), ts.ReadFile("stderr"))
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// hintvar VAR sets $VAR to the fix hint of the last stdout's decision: the
+// command after "with: " in its message, which must start with
+// "scopegate scope expand --session".
+func cmdHintVar(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: hintvar VAR")
+	}
+	var d struct {
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(ts.ReadFile("stdout")), &d); err != nil {
+		ts.Fatalf("stdout is not a decision: %v", err)
+	}
+	_, hint, ok := strings.Cut(d.Message, " with: ")
+	if !ok || !strings.HasPrefix(hint, "scopegate scope expand --session ") {
+		ts.Fatalf("no pasteable hint in %q", d.Message)
+	}
+	ts.Setenv(args[0], hint)
 }

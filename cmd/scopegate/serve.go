@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -48,9 +49,17 @@ type serveMain struct {
 func newServeCmd(a *app) *cobra.Command {
 	m := &serveMain{a: a}
 	cmd := &cobra.Command{
-		Use:   "serve [--listen 127.0.0.1:7411] [--unix PATH] [--token-file FILE]",
-		Short: "Serve the HTTP API (CONTRACT.md §5) for every session of the sessions root",
-		Args:  cobra.NoArgs,
+		Use:   "serve [flags]",
+		Short: "Serve the HTTP API for every session of the sessions root",
+		Long: `Serve the HTTP API (JSON in and out) for every session of the sessions root:
+/v1/sessions, /v1/sessions/{id}/check, /v1/sessions/{id}/calls,
+/v1/sessions/{id}/scope/expand, /v1/sessions/{id}/audit, /v1/events,
+/metrics (Prometheus) and /healthz. It listens on loopback unless
+--token-file is given; one serve runs per sessions root.`,
+		Example: `  scopegate serve
+  scopegate serve --listen 127.0.0.1:7412
+  scopegate serve --unix /tmp/scopegate.sock`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m.listenSet = cmd.Flags().Changed("listen")
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -84,6 +93,11 @@ func (m *serveMain) Open(ctx context.Context) error {
 	}
 	m.log = slog.New(slog.NewJSONHandler(m.a.stderr, &slog.HandlerOptions{Level: level}))
 
+	if m.listenSet {
+		if err := checkListenAddr(m.listen); err != nil {
+			return usageErr("%v", err)
+		}
+	}
 	cfg, err := config.Load(m.a.configDir)
 	if err != nil {
 		return usageErr("%v", err)
@@ -99,6 +113,11 @@ func (m *serveMain) Open(ctx context.Context) error {
 		return usageErr("%v", err)
 	}
 	useTCP := m.unix == "" || m.listenSet
+	if useTCP {
+		if err := checkListenAddr(m.listen); err != nil {
+			return usageErr("%v", err)
+		}
+	}
 	if useTCP && token == "" && !loopbackAddr(m.listen) {
 		return usageErr("refusing to listen on non-loopback address %s without --token-file", m.listen)
 	}
@@ -108,6 +127,9 @@ func (m *serveMain) Open(ctx context.Context) error {
 	}
 	if useTCP {
 		ln, err := net.Listen("tcp", m.listen)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return &exitError{code: exitInternal, err: fmt.Errorf("listen on %s: the address is already in use: another program listens there (is a scopegate serve already running?); choose a free address with --listen HOST:PORT", m.listen)}
+		}
 		if err != nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("listen: %w", err)}
 		}
@@ -140,7 +162,7 @@ func (m *serveMain) Open(ctx context.Context) error {
 	hooks.ProjectDir = "" // each hook request names its own
 	m.srv, err = server.New(server.Options{Gateway: gw, SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir,
 		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log, Hooks: hooks, TrustedSocket: m.socket,
-		Version: readBuildInfo().Version})
+		Version: readVersion().Version})
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
@@ -190,6 +212,18 @@ func readToken(path string) (string, error) {
 }
 
 // loopbackAddr reports whether a listen address is on loopback only.
+// checkListenAddr checks that addr is HOST:PORT with a port from 0 to 65535.
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: invalid address: want HOST:PORT, such as %s", addr, config.DefaultListen)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("--listen %q: invalid address: port %q is not a number from 0 to 65535", addr, port)
+	}
+	return nil
+}
+
 func loopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {

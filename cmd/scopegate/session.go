@@ -23,8 +23,12 @@ func newSessionCmd(a *app) *cobra.Command {
 func newSessionCreateCmd(a *app) *cobra.Command {
 	var opts sessions.CreateOptions
 	var profile string
+	var printID bool
 	cmd := &cobra.Command{
-		Use:   "create --name NAME [--id ID [--exist-ok]] [--preset P] [--profile P] [--project-root DIR] [--worktree DIR]...",
+		Use: "create --name NAME [flags]",
+		Example: `  scopegate session create --name demo --profile coding --project-root "$PWD"
+  S=$(scopegate session create --name demo --project-root "$PWD" --print-id)
+  scopegate session create --name demo --id my-agent-42 --exist-ok`,
 		Short: "Create a session (prints its ids and directories as JSON)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -62,6 +66,10 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return sessionErr(err)
 			}
+			if printID {
+				_, err := fmt.Fprintln(a.stdout, c.SessionID)
+				return err
+			}
 			return writeJSON(a.stdout, c)
 		},
 	}
@@ -73,13 +81,16 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 	f.StringVar(&profile, "profile", "", "scope profile to use instead of the preset's")
 	f.StringVar(&opts.ProjectRoot, "project-root", "", "project root for ${project_root} (default: found from the working directory)")
 	f.StringArrayVar(&opts.Worktrees, "worktree", nil, "worktree directory the session may read and write (repeatable; overrides profiles)")
+	f.BoolVar(&printID, "print-id", false, "print only the session id instead of the JSON")
 	return cmd
 }
 
 func newSessionListCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "list [--json]",
+		Use: "list [flags]",
+		Example: `  scopegate session list
+  scopegate session list --json | jq -r '.[].session_id'`,
 		Short: "List sessions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -112,7 +123,9 @@ func newSessionListCmd(a *app) *cobra.Command {
 func newSessionShowCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "show ID [--json]",
+		Use: "show ID [flags]",
+		Example: `  scopegate session show "$S"
+  scopegate session show "$S" --json`,
 		Short: "Show a session: metadata, current branch and all branches",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

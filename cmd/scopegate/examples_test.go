@@ -1,0 +1,63 @@
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// TestExamplesRun runs every line of every command's Examples as written,
+// in a shell with $S naming a session of a fresh sessions root, and requires
+// that none is a usage or internal error.
+func TestExamplesRun(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Fatalf("jq is needed by the examples: %v", err)
+	}
+	w := newWorkspace(t)
+	bin := filepath.Dir(scopegateBin)
+	for name, data := range map[string]string{"README.md": "# demo\n", "scope.yml": "paths:\n  read: [\"" + w.proj + "/**\"]\n"} {
+		if err := os.WriteFile(filepath.Join(w.proj, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := newRootCmd(&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Name() == "serve" { // runs until stopped
+			return
+		}
+		for line := range strings.SplitSeq(c.Example, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" {
+				continue
+			}
+			t.Run(c.CommandPath()+": "+line, func(t *testing.T) {
+				cmd := exec.Command("sh", "-c", line)
+				cmd.Dir = w.proj
+				cmd.Env = append(w.cmd().Env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "S="+w.id,
+					"SCOPEGATE_CONFINE=best-effort")
+				out, err := cmd.CombinedOutput()
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				// 0 ran or allowed, 3 denied; --exit-status passes the
+				// command's own status through.
+				if code != 0 && code != exitDenied && !strings.Contains(line, "--exit-status") {
+					t.Fatalf("exit %d\n%s", code, out)
+				}
+			})
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
