@@ -226,17 +226,26 @@ func joinGlob(prefix, rest string) string {
 }
 
 // EscapeGlob makes a literal path safe to use in a glob: its glob
-// metacharacters are escaped with a backslash.
+// metacharacters become one-character classes (`[[]`, `[*]`, `[?]`, `[{]`,
+// `[}]`; a lone `]` is literal), which survive any YAML writer — a
+// backslash escape turns invalid when another tool rewrites the scope
+// double-quoted. Only a backslash itself is escaped with a backslash.
 func EscapeGlob(s string) string {
-	if !strings.ContainsAny(s, `*?[]{}\`) {
+	if !strings.ContainsAny(s, `*?[{}\`) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if strings.ContainsRune(`*?[]{}\`, r) {
-			b.WriteByte('\\')
+		switch r {
+		case '[', '*', '?', '{', '}':
+			b.WriteByte('[')
+			b.WriteRune(r)
+			b.WriteByte(']')
+		case '\\':
+			b.WriteString(`\\`)
+		default:
+			b.WriteRune(r)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -65,7 +66,25 @@ func ParseDocument(data []byte) (Document, error) {
 		}
 		return Document{}, fmt.Errorf("%w: %v", ErrInvalidScope, yamlmsg.Error(data, err, &doc))
 	}
+	for _, l := range []*[]string{&doc.Paths.Read, &doc.Paths.Write, &doc.Paths.Deny} {
+		for i, p := range *l {
+			(*l)[i] = CleanPattern(p)
+		}
+	}
 	return doc, nil
+}
+
+// CleanPattern folds repeated slashes and drops a trailing one, as editors
+// and project tools write them (`/home/u/proj//**`, `/srv/data/`): the
+// pattern means what it would mean written cleanly.
+func CleanPattern(p string) string {
+	for strings.Contains(p, "//") {
+		p = strings.ReplaceAll(p, "//", "/")
+	}
+	if len(p) > 1 && strings.HasSuffix(p, "/") {
+		p = strings.TrimSuffix(p, "/")
+	}
+	return p
 }
 
 // Marshal renders the document as scope.yml text.

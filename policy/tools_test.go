@@ -129,3 +129,47 @@ func TestDecodeArgsErrorsInContractWords(t *testing.T) {
 		}
 	}
 }
+
+// Patterns are cleaned when a scope is read: a doubled or trailing slash,
+// as Emacs and projectile write them, means the clean pattern.
+func TestPatternsCleanedOnLoad(t *testing.T) {
+	doc, err := policy.ParseDocument([]byte("paths:\n  write: [\"/home/u/proj//**\", \"/srv/data/\"]\n  read: [\"//**\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Paths.Write; len(got) != 2 || got[0] != "/home/u/proj/**" || got[1] != "/srv/data" {
+		t.Errorf("write %q", got)
+	}
+	if got := doc.Paths.Read; len(got) != 1 || got[0] != "/**" {
+		t.Errorf("read %q", got)
+	}
+}
+
+// A root with glob metacharacters is escaped as character classes, which
+// stay valid when another tool rewrites the scope with double-quoted YAML
+// scalars (where a backslash escape like \[ would be an invalid escape).
+func TestEscapedRootSurvivesDoubleQuotedYAML(t *testing.T) {
+	root := t.TempDir() + "/my[proj]{x}"
+	pat := policy.EscapeGlob(root) + "/**"
+	if strings.Contains(pat, `\`) {
+		t.Fatalf("pattern %q holds a backslash", pat)
+	}
+	doc, err := policy.ParseDocument([]byte("paths:\n  write: [\"" + pat + "\"]\n"))
+	if err != nil {
+		t.Fatalf("double-quoted rewrite does not parse: %v", err)
+	}
+	sc, err := policy.Compile(doc, policy.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(path string) policy.Call {
+		args, _ := json.Marshal(map[string]string{"path": path, "content": "x"})
+		return policy.Call{Tool: policy.ToolWriteFile, Args: args, Cwd: "/"}
+	}
+	if d := sc.Decide(call(root+"/a.txt"), policy.Env{}); !d.Allowed {
+		t.Errorf("write below the root: %s", d.Message)
+	}
+	if d := sc.Decide(call(t.TempDir()+"/myXproj}x}/a.txt"), policy.Env{}); d.Allowed {
+		t.Error("a class matched another character")
+	}
+}

@@ -90,7 +90,7 @@ ghost:
 		{name: "user profile overrides built-in", req: Request{Preset: "executor"}, read: []string{"/user/**"}, source: "profile coding"},
 		{name: "explicit profile beats preset", req: Request{Preset: "executor", Profile: "research"}, read: []string{"/**"}, source: "profile research"},
 		{name: "worktrees", req: Request{Worktrees: []string{"/w/a[1]", "/w/b/"}},
-			read: []string{`/w/a\[1\]/**`, "/w/b/**"}, write: []string{`/w/a\[1\]/**`, "/w/b/**"}, source: "worktrees"},
+			read: []string{`/w/a[[]1]/**`, "/w/b/**"}, write: []string{`/w/a[[]1]/**`, "/w/b/**"}, source: "worktrees"},
 		{name: "inline preset scope", req: Request{Preset: "inline"}, read: []string{"/inline/**"}, source: "preset inline"},
 		{name: "profile wins over inline", req: Request{Preset: "both", ProjectRoot: "/p"}, write: []string{"/p/out/**"}, source: "profile mine"},
 		{name: "project root dropped", req: Request{Profile: "mine"}, source: "profile mine", warnings: 1, warnMatch: "no project root"},
@@ -210,4 +210,14 @@ func FuzzExpandProjectRoot(f *testing.F) {
 			}
 		}
 	})
+}
+
+// projectile's project roots end in a slash; the patterns made from them
+// must not hold a doubled one.
+func TestExpandProjectRootTrailingSlash(t *testing.T) {
+	doc := policy.Document{Paths: policy.PathRules{Write: []string{"${project_root}/**"}}}
+	got, _ := ExpandProjectRoot(doc, "/home/u/proj/")
+	if got.Paths.Write[0] != "/home/u/proj/**" {
+		t.Errorf("got %q", got.Paths.Write[0])
+	}
 }

@@ -130,8 +130,11 @@ func ExpandProjectRoot(doc policy.Document, root string) (policy.Document, []str
 				continue
 			}
 			val := root
+			if len(val) > 1 {
+				val = strings.TrimRight(val, "/") // projectile writes a trailing slash
+			}
 			if glob {
-				val = policy.EscapeGlob(root)
+				val = policy.EscapeGlob(val)
 			}
 			out = append(out, strings.ReplaceAll(e, ProjectRootVar, val))
 		}
