@@ -195,6 +195,13 @@ func RunHelper(args []string) int {
 		fmt.Fprintf(os.Stderr, "scopegate: confine: %v\n", err)
 		return helperExitCode
 	}
+	// Die with the gateway, whatever happened to the parent-death signal
+	// set at fork: if the gateway is already gone, do not start at all.
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
+	if os.Getppid() == 1 {
+		fmt.Fprintln(os.Stderr, "scopegate: the gateway exited before the program started")
+		return 126
+	}
 	err = syscall.Exec(program, argv, os.Environ())
 	fmt.Fprintf(os.Stderr, "scopegate: %s: %v\n", argv[0], err)
 	if errors.Is(err, syscall.ENOENT) {
