@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -47,10 +48,12 @@ func readVersion() versionInfo {
 	return v
 }
 
-// String is the one-line form: "scopegate VERSION (REVISION[+dirty], GO, OS/ARCH)".
+// String is the one-line form: "scopegate VERSION (REVISION[+dirty], GO,
+// OS/ARCH)", the revision left out when VERSION is a pseudo-version naming it.
 func (v versionInfo) String() string {
 	rev := ""
-	if v.Revision != "" {
+	// A pseudo-version already names the revision (and +dirty).
+	if v.Revision != "" && !strings.Contains(v.Version, shortRev(v.Revision)) {
 		rev = shortRev(v.Revision)
 		if v.Dirty {
 			rev += "+dirty"
