@@ -61,3 +61,23 @@ func TestExamplesRun(t *testing.T) {
 	}
 	walk(root)
 }
+
+// TestEveryCommandHasExamples: a newcomer finds an Examples section on
+// every command.
+func TestEveryCommandHasExamples(t *testing.T) {
+	root := newRootCmd(&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		// cobra's own help and completion commands document themselves.
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" && c.Parent() == root {
+			return
+		}
+		if c.Example == "" {
+			t.Errorf("%s has no examples", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
