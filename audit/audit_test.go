@@ -3,14 +3,18 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/scopegate/scopegate/internal/orgcheck"
 )
@@ -505,4 +509,40 @@ func TestSummarize(t *testing.T) {
 			t.Errorf("summarize(%s) = %q, want %q", tt.args, got, tt.want)
 		}
 	}
+}
+
+// Arguments are capped like output: the entry keeps the real size and a
+// SHA-256 of all of them, stays one parseable entry, and reads back.
+func TestArgsCapped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tools.org")
+	l := &Log{Path: path, MaxOutput: 1024}
+	big := strings.Repeat("é", 3000) // 6000 bytes, multi-byte runes to cut
+	args, _ := json.Marshal(map[string]string{"path": "a.txt", "content": big})
+	if err := l.Append(context.Background(), Entry{CallID: "01TEST0000000000000000ARGS", Time: time.Now(), Tool: "write_file",
+		Decision: DecisionDenied, Args: args}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(args)
+	want := fmt.Sprintf(":ARGS_TRUNCATED: %d sha256:%s", len(args), hex.EncodeToString(sum[:]))
+	if !strings.Contains(string(data), want) {
+		t.Errorf("tools.org lacks %q", want)
+	}
+	if len(data) > 2048 {
+		t.Errorf("entry is %d bytes; the arguments were not capped", len(data))
+	}
+	es, err := ReadFile(path, Filter{})
+	if err != nil || len(es) != 1 {
+		t.Fatalf("read back: %v, %d entries", err, len(es))
+	}
+	if es[0].ArgsTruncated == "" || !json.Valid(es[0].Args) || !utf8.Valid(es[0].Args) {
+		t.Errorf("read back: %+v", es[0])
+	}
+	if _, err := json.Marshal(es[0]); err != nil {
+		t.Errorf("a capped entry does not encode as JSON: %v", err)
+	}
+	orgcheck.Require(t, path)
 }

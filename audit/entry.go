@@ -12,7 +12,13 @@ const (
 	DecisionAllowed     = "allowed"
 	DecisionDenied      = "denied"
 	DecisionInterrupted = "interrupted"
+	// DecisionExpanded marks a scope change (not a tool call): who widened
+	// the branch's scope, and with what.
+	DecisionExpanded = "expanded"
 )
+
+// ToolScopeExpand is the :TOOL: of a scope-change entry.
+const ToolScopeExpand = "scope_expand"
 
 // The modes an entry records (its :MODE: property). A call run by
 // scopegate call or over HTTP has no mode.
@@ -28,11 +34,15 @@ const (
 	ModeExec = "exec"
 	// ModeMCP marks a call made through the MCP server.
 	ModeMCP = "mcp"
+	// ModeScope marks a scope change made by the user.
+	ModeScope = "scope"
 )
 
 // DecisionOnly reports whether entries of mode record a decision without a
 // run (and so without a Result).
-func DecisionOnly(mode string) bool { return mode == ModeCheck || mode == ModeHook }
+func DecisionOnly(mode string) bool {
+	return mode == ModeCheck || mode == ModeHook || mode == ModeScope
+}
 
 // DefaultMaxOutput is the cap on each of stdout and stderr kept in an entry
 // when [Log.MaxOutput] is zero.
@@ -76,7 +86,10 @@ type Entry struct {
 	Stderr         string `json:"stderr,omitempty"`
 	TruncatedBytes int64  `json:"truncated_bytes,omitempty"`
 	Confinement    string `json:"confinement,omitempty"`
-	Error          string `json:"error,omitempty"`
+	// ArgsTruncated is "<size> sha256:<hex>" when the arguments were cut
+	// to the cap in tools.org (read back; set by the writer).
+	ArgsTruncated string `json:"args_truncated,omitempty"`
+	Error         string `json:"error,omitempty"`
 }
 
 // Keyword is the entry's headline keyword: its Status in capitals.
@@ -94,13 +107,17 @@ const (
 	StatusDenied      = "denied"
 	StatusError       = "error"
 	StatusInterrupted = "interrupted"
+	StatusExpanded    = "expanded"
 )
 
 // Status is the one word that sums an entry up, the same in its heading, in
 // tables and in JSON: denied; interrupted; error for an allowed call that
-// failed to run or exited non-zero; else allowed. "" for an unknown decision.
+// failed to run or exited non-zero; else allowed; expanded for a change of
+// the scope. "" for an unknown decision.
 func (e *Entry) Status() string {
 	switch e.Decision {
+	case DecisionExpanded:
+		return StatusExpanded
 	case DecisionInterrupted:
 		return StatusInterrupted
 	case DecisionDenied:

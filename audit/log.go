@@ -51,6 +51,20 @@ func (l *Log) Append(ctx context.Context, e Entry) error {
 	return nil
 }
 
+// Writable reports whether an entry could be appended now: the file opens
+// for appending (created if missing). A call is run only after this, so
+// that nothing runs whose entry cannot be written.
+func (l *Log) Writable() error {
+	fd, err := retry(func() (int, error) {
+		return syscall.Open(l.Path, syscall.O_RDWR|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	})
+	if err != nil {
+		return fmt.Errorf("open %s: %w", l.Path, err)
+	}
+	syscall.Close(fd)
+	return nil
+}
+
 func now(clock func() time.Time) time.Time {
 	if clock != nil {
 		return clock()

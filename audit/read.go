@@ -184,18 +184,19 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 	}
 	get := func(k string) string { return unescapeLine(o.props[k]) }
 	e := Entry{
-		CallID:      get("CALL_ID"),
-		Tool:        get("TOOL"),
-		Decision:    get("DECISION"),
-		Reason:      get("REASON"),
-		Rule:        get("RULE"),
-		Resource:    get("RESOURCE"),
-		Message:     get("MESSAGE"),
-		Cwd:         get("CWD"),
-		Mode:        get("MODE"),
-		AgentTool:   get("AGENT_TOOL"),
-		Confinement: get("CONFINEMENT"),
-		Error:       get("ERROR"),
+		CallID:        get("CALL_ID"),
+		Tool:          get("TOOL"),
+		Decision:      get("DECISION"),
+		Reason:        get("REASON"),
+		Rule:          get("RULE"),
+		Resource:      get("RESOURCE"),
+		Message:       get("MESSAGE"),
+		Cwd:           get("CWD"),
+		Mode:          get("MODE"),
+		AgentTool:     get("AGENT_TOOL"),
+		Confinement:   get("CONFINEMENT"),
+		ArgsTruncated: get("ARGS_TRUNCATED"),
+		Error:         get("ERROR"),
 	}
 	if e.CallID == "" || e.Decision == "" {
 		return malformed(errors.New("no CALL_ID or DECISION property"))
@@ -230,6 +231,10 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 	}
 	if a, ok := o.sections["Arguments"]; ok {
 		e.Args = json.RawMessage(strings.TrimSuffix(a, "\n"))
+		if !json.Valid(e.Args) {
+			// Cut to the cap (:ARGS_TRUNCATED:): kept as the text it is.
+			e.Args, _ = json.Marshal(strings.TrimSuffix(a, "\n"))
+		}
 	}
 	e.Stdout = o.sections["Result"]
 	e.Stderr = o.sections["Stderr"]

@@ -2,6 +2,8 @@ package audit
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -66,12 +68,26 @@ func render(e *Entry, maxOutput int) []byte {
 	if truncated > 0 {
 		writeProp(&b, "TRUNCATED", strconv.FormatInt(truncated, 10))
 	}
+	args := string(compactJSON(e.Args))
+	argsCut := false
+	if len(args) > maxOutput {
+		// Arguments are capped like output: the drawer keeps their real
+		// size and a SHA-256 of all of them, so what ran stays provable.
+		sum := sha256.Sum256([]byte(args))
+		writeProp(&b, "ARGS_TRUNCATED", strconv.Itoa(len(args))+" sha256:"+hex.EncodeToString(sum[:]))
+		args, argsCut = args[:utf8Prefix(args, maxOutput)], true
+	} else if e.ArgsTruncated != "" {
+		writeProp(&b, "ARGS_TRUNCATED", e.ArgsTruncated)
+	}
 	prop(&b, "ERROR", e.Error)
 	b.WriteString(":END:\n")
 
 	if len(e.Args) > 0 {
 		b.WriteString("** Arguments\n#+begin_src json\n")
-		writeBlockBody(&b, sanitizeBlock(string(compactJSON(e.Args))))
+		writeBlockBody(&b, sanitizeBlock(args))
+		if argsCut {
+			b.WriteString("\n")
+		}
 		b.WriteString("#+end_src\n")
 	}
 	if hasResult(e) {
@@ -206,3 +222,15 @@ func summarize(raw json.RawMessage) string {
 
 // orgTimestamp is the inactive Org timestamp of t, for agenda views.
 func orgTimestamp(t time.Time) string { return t.Format("[2006-01-02 Mon 15:04]") }
+
+// utf8Prefix is the length of the longest prefix of s of at most n bytes
+// that does not cut a UTF-8 sequence.
+func utf8Prefix(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}

@@ -35,6 +35,8 @@ const (
 	DefaultAuditDays   = 90
 	DefaultSessionDays = 180
 	DefaultListen      = "127.0.0.1:7411"
+	DefaultHookProfile = "coding"
+	DefaultOtherTools  = "ask"
 )
 
 // ErrInvalid reports a config file that cannot be used.
@@ -45,6 +47,18 @@ var ErrInvalid = errors.New("invalid config")
 type Config struct {
 	Retention Retention `yaml:"retention" json:"retention"`
 	Serve     Serve     `yaml:"serve" json:"serve"`
+	Hooks     Hooks     `yaml:"hooks" json:"hooks"`
+}
+
+// Hooks configure `scopegate hook` and the hook routes of serve.
+type Hooks struct {
+	// Profile is the scope profile of the sessions hooks create (default
+	// DefaultHookProfile).
+	Profile string `yaml:"profile" json:"profile"`
+	// OtherTools says what a hook answers for tools scopegate does not
+	// decide: "allow", "ask" or "deny" (default "ask"; Codex, which has no
+	// ask, gets a deny).
+	OtherTools string `yaml:"other_tools" json:"other_tools"`
 }
 
 // Retention says how long `scopegate gc` keeps things. Zero days keeps
@@ -71,6 +85,7 @@ func Default() Config {
 	return Config{
 		Retention: Retention{AuditDays: DefaultAuditDays, SessionDays: DefaultSessionDays, SessionAction: ActionArchive},
 		Serve:     Serve{Listen: DefaultListen},
+		Hooks:     Hooks{Profile: DefaultHookProfile, OtherTools: DefaultOtherTools},
 	}
 }
 
@@ -123,6 +138,11 @@ func (c Config) Validate() error {
 	case "", ActionArchive, ActionRemove:
 	default:
 		return fmt.Errorf("%w: retention.session_action %q: want %q or %q", ErrInvalid, r.SessionAction, ActionArchive, ActionRemove)
+	}
+	switch c.Hooks.OtherTools {
+	case "", "allow", "ask", "deny":
+	default:
+		return fmt.Errorf("%w: hooks.other_tools %q: want allow, ask or deny", ErrInvalid, c.Hooks.OtherTools)
 	}
 	if c.Serve.Listen != "" {
 		if _, _, err := net.SplitHostPort(c.Serve.Listen); err != nil {

@@ -39,7 +39,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		Stdin:       hc.Stdin,
 		Stdout:      hc.Stdout,
 		Stderr:      hc.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 		// Bounds the wait for output pipes held by processes that left
 		// the group.
 		WaitDelay: sh.r.opts.KillGrace,
@@ -146,8 +146,8 @@ func (sh *shell) programEnv(env expand.Environ) []string {
 }
 
 // capture collects one output stream of a shell call through a pipe, so
-// programs write to it directly, keeping at most max bytes; tee, when set,
-// receives everything as it comes.
+// programs write to it directly, keeping at most max bytes; everything read
+// is also copied to tee, when set, as it comes.
 type capture struct {
 	w, rd     *os.File
 	max       int
@@ -173,10 +173,12 @@ func (c *capture) drain() {
 	b := make([]byte, 32<<10)
 	for {
 		n, err := c.rd.Read(b)
-		if n > 0 {
-			if c.tee != nil {
-				_, _ = c.tee.Write(b[:n]) // progress only: the capture is the record
+		if n > 0 && c.tee != nil {
+			if _, werr := c.tee.Write(b[:n]); werr != nil {
+				c.tee = nil // a reader that went away stops the copy, not the call
 			}
+		}
+		if n > 0 {
 			keep := min(n, c.max-c.buf.Len())
 			c.buf.Write(b[:keep])
 			if keep < n {

@@ -90,12 +90,12 @@ type Options struct {
 	TempDir string
 	// Now is the clock for DurationMS; default time.Now.
 	Now func() time.Time
+	// Stdout and Stderr, when set, receive the output of a shell call as it
+	// comes, besides the capped copy in the result.
+	Stdout, Stderr io.Writer
 	// OnStart, when set, is called with the pid of each started program,
 	// which is also its process group id.
 	OnStart func(pid int)
-	// Progress, when set, receives the stderr of shell calls as it comes
-	// (the result still carries all of it, capped).
-	Progress io.Writer
 }
 
 // Errors callers branch on.

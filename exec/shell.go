@@ -78,12 +78,12 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 	runCtx, sh.stop = context.WithCancelCause(runCtx)
 	defer sh.stop(nil)
 
-	stdout, err := newCapture(r.opts.MaxOutput, nil)
+	stdout, err := newCapture(r.opts.MaxOutput, r.opts.Stdout)
 	if err != nil {
 		return res, err
 	}
 	defer stdout.abort()
-	stderr, err := newCapture(r.opts.MaxOutput, r.opts.Progress)
+	stderr, err := newCapture(r.opts.MaxOutput, r.opts.Stderr)
 	if err != nil {
 		return res, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -160,6 +161,20 @@ func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallRe
 // records of processes that died become INTERRUPTED entries when a later
 // call starts.
 func (g *Gateway) Call(ctx context.Context, t Target, call policy.Call) (CallResult, error) {
+	return g.call(ctx, t, call, runOptions{})
+}
+
+// runOptions vary how call runs and records a call.
+type runOptions struct {
+	// callID is the id to record the call under (default: a new one).
+	callID string
+	// mode overrides the :MODE: of the entry.
+	mode string
+	// stdout and stderr receive a shell call's output as it comes.
+	stdout, stderr io.Writer
+}
+
+func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOptions) (CallResult, error) {
 	if t.BranchDir == "" {
 		return CallResult{}, ErrNoBranch
 	}
@@ -171,11 +186,17 @@ func (g *Gateway) Call(ctx context.Context, t Target, call policy.Call) (CallRes
 		g.opts.Warn(fmt.Sprintf("recorded %d interrupted call(s) in %s", n, filepath.Join(t.BranchDir, "tools.org")))
 	}
 	now := g.opts.Now()
-	res := CallResult{CallID: audit.NewCallID(now)}
+	res := CallResult{CallID: ro.callID}
+	if res.CallID == "" {
+		res.CallID = audit.NewCallID(now)
+	}
 	dec := g.decide(t, call)
 	res.Decision = dec.d
 	e := g.entry(res.CallID, now, call, dec)
 	e.Mode, e.AgentTool = t.callMode(), t.AgentTool
+	if ro.mode != "" {
+		e.Mode = ro.mode
+	}
 	if !dec.d.Allowed {
 		if err := log.Append(ctx, e); err != nil {
 			g.opts.Observer.AuditWriteError()
@@ -183,14 +204,27 @@ func (g *Gateway) Call(ctx context.Context, t Target, call policy.Call) (CallRes
 		}
 		return res, nil
 	}
-	rec := audit.Record{CallID: res.CallID, Started: now, Tool: call.Tool, Args: call.Args, Cwd: dec.cwd,
-		Reason: string(dec.d.Reason), Rule: dec.d.Rule}
-	if err := journal.Begin(ctx, rec); err != nil {
-		return res, fmt.Errorf("in-flight record: %w", err)
+	// A read-only tool changes nothing: if the process dies while it runs,
+	// nobody got its answer (which comes after its entry), so it needs no
+	// in-flight record, and its entry, like a check's, is written but not
+	// forced to the disk. Calls with effects get both.
+	if err := log.Writable(); err != nil {
+		g.opts.Observer.AuditWriteError()
+		return res, fmt.Errorf("audit: the call was not run, its tools.org entry could not be written: %w", err)
+	}
+	readOnly := readOnlyTool(call.Tool)
+	if readOnly {
+		log.NoSync = true
+	} else {
+		rec := audit.Record{CallID: res.CallID, Started: now, Tool: call.Tool, Args: call.Args, Cwd: dec.cwd,
+			Reason: string(dec.d.Reason), Rule: dec.d.Rule}
+		if err := journal.Begin(ctx, rec); err != nil {
+			return res, fmt.Errorf("in-flight record: %w", err)
+		}
 	}
 	g.opts.Observer.InflightInc()
 	start := time.Now()
-	out := g.run(ctx, dec, call, func(pid int) {
+	out := g.run(ctx, dec, call, ro, func(pid int) {
 		if err := journal.SetChild(res.CallID, pid); err != nil {
 			g.opts.Warn(fmt.Sprintf("in-flight record of %s: %v", res.CallID, err))
 		}
@@ -208,10 +242,19 @@ func (g *Gateway) Call(ctx context.Context, t Target, call policy.Call) (CallRes
 		// The in-flight record stays: the next start records the call.
 		return res, fmt.Errorf("audit: %w", err)
 	}
+	if readOnly {
+		return res, nil
+	}
 	if err := journal.End(res.CallID); err != nil {
 		g.opts.Warn(fmt.Sprintf("remove in-flight record %s: %v", res.CallID, err))
 	}
 	return res, nil
+}
+
+// readOnlyTool reports whether a tool only reads (policy.ToolSpecs' hint).
+func readOnlyTool(tool string) bool {
+	spec, ok := policy.LookupTool(tool)
+	return ok && spec.Hints.ReadOnly
 }
 
 // Recover turns the in-flight records of dead processes of a branch into
@@ -310,7 +353,7 @@ type roamResult struct {
 	DurationMS int64      `json:"duration_ms"`
 }
 
-func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, onStart func(int)) outcome {
+func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro runOptions, onStart func(int)) outcome {
 	switch call.Tool {
 	case policy.ToolRoamCreateNode, policy.ToolRoamReadNode, policy.ToolRoamAddTags, policy.ToolRoamLinkNodes:
 		return g.runRoam(ctx, call)
@@ -320,10 +363,14 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, onSta
 	if helper == "" {
 		helper, _ = os.Executable()
 	}
+	progress := ro.stderr
+	if progress == nil {
+		progress = g.opts.Progress
+	}
 	runner, err := exec.New(exec.Options{
 		Checker: checker{scope: dec.scope, env: dec.env}, ReadRoots: read, WriteRoots: write,
 		Protected: dec.env.Protected, Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
-		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Progress: g.opts.Progress,
+		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: progress,
 	})
 	if err != nil {
 		return failed(err)

@@ -72,6 +72,9 @@ type Gateway struct {
 	meta  map[string]cachedCwd
 	// group commits the concurrent audit appends of this process together.
 	group audit.Group
+	// stats shares the freshness stat of a scope file among concurrent
+	// decisions.
+	stats statGroup
 	// protected are the sessions root and config dir, canonical spellings
 	// included: never writable by a tool call.
 	protected []string
@@ -182,7 +185,7 @@ var ErrScopeMissing = errors.New("scope file missing")
 // anew. A missing file is ErrScopeMissing; an unusable one wraps
 // policy.ErrInvalidScope. Errors are never cached over a changed file.
 func (g *Gateway) LoadScope(path string, env policy.Env) (*policy.Scope, error) {
-	id, err := statFile(path)
+	id, err := g.stats.stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrScopeMissing, path)

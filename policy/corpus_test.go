@@ -99,8 +99,24 @@ func rewrite(s, root string) string {
 func runCorpusCase(t *testing.T, tc corpusCase) {
 	root := t.TempDir()
 	buildFixture(t, root)
+	// A setup step that would create a file outside the fixture (such as
+	// /tmp/bin/git) creates it below root instead, and the call names it
+	// there: no test writes outside its temporary directory.
+	moved := map[string]string{}
 	for _, step := range tc.Setup {
-		setupStep(t, rewrite(step, root))
+		step = rewrite(step, root)
+		if p := setupTarget(step); filepath.IsAbs(p) && !strings.HasPrefix(p, root+"/") {
+			moved[p] = root + "/outside" + p
+			step = strings.Replace(step, p, moved[p], 1)
+		}
+		setupStep(t, step)
+	}
+	rewrite := func(s, root string) string {
+		s = rewrite(s, root)
+		for from, to := range moved {
+			s = strings.ReplaceAll(s, from, to)
+		}
+		return s
 	}
 	doc := defaultCorpusScope
 	scope := &tc.Scope
@@ -213,6 +229,18 @@ func buildFixture(t *testing.T, root string) {
 	}
 	writeFile(t, root+"/home/dev/.ssh/id_ed25519", "PRIVATE KEY\n", 0o600)
 	writeFile(t, root+"/home/dev/.bashrc", "# bashrc\n", 0o644)
+}
+
+// setupTarget is the path a setup step creates.
+func setupTarget(step string) string {
+	step = strings.TrimSpace(step)
+	_, rest, _ := strings.Cut(step, " ")
+	for _, sep := range []string{": ", " -> "} {
+		if p, _, ok := strings.Cut(rest, sep); ok {
+			return strings.TrimSpace(p)
+		}
+	}
+	return strings.TrimSpace(rest)
 }
 
 func setupStep(t *testing.T, step string) {

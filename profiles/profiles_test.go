@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,23 +84,35 @@ ghost:
 		source    string
 		warnings  int
 		warnMatch string
+		err       error
+		errMatch  string
 	}{
 		{name: "user profile overrides built-in", req: Request{Preset: "executor"}, read: []string{"/user/**"}, source: "profile coding"},
 		{name: "explicit profile beats preset", req: Request{Preset: "executor", Profile: "research"}, read: []string{"/**"}, source: "profile research"},
-		{name: "worktrees beat profile", req: Request{Profile: "coding", Worktrees: []string{"/w/a[1]", "/w/b/"}},
+		{name: "worktrees", req: Request{Worktrees: []string{"/w/a[1]", "/w/b/"}},
 			read: []string{`/w/a\[1\]/**`, "/w/b/**"}, write: []string{`/w/a\[1\]/**`, "/w/b/**"}, source: "worktrees"},
 		{name: "inline preset scope", req: Request{Preset: "inline"}, read: []string{"/inline/**"}, source: "preset inline"},
 		{name: "profile wins over inline", req: Request{Preset: "both", ProjectRoot: "/p"}, write: []string{"/p/out/**"}, source: "profile mine"},
 		{name: "project root dropped", req: Request{Profile: "mine"}, source: "profile mine", warnings: 1, warnMatch: "no project root"},
-		{name: "missing profile", req: Request{Profile: "nope"}, source: "empty", warnings: 1, warnMatch: `"nope"`},
-		{name: "preset naming missing profile", req: Request{Preset: "ghost"}, source: "empty", warnings: 1, warnMatch: `"missing"`},
-		{name: "invalid profile", req: Request{Profile: "broken"}, source: "empty", warnings: 1, warnMatch: "invalid scope"},
-		{name: "unknown preset", req: Request{Preset: "who"}, source: "empty", warnings: 1, warnMatch: `"who"`},
-		{name: "bad profile name", req: Request{Profile: "../x"}, source: "empty", warnings: 1, warnMatch: "invalid profile name"},
+		{name: "missing profile", req: Request{Profile: "nope"}, err: ErrNotFound, errMatch: `"nope"`},
+		{name: "preset naming missing profile", req: Request{Preset: "ghost"}, err: ErrNotFound, errMatch: `"missing"`},
+		{name: "invalid profile", req: Request{Profile: "broken"}, err: ErrInvalid, errMatch: "invalid scope"},
+		{name: "unknown preset", req: Request{Preset: "who"}, err: ErrNotFound, errMatch: `"who"`},
+		{name: "bad profile name", req: Request{Profile: "../x"}, err: ErrInvalidName, errMatch: "invalid profile name"},
+		{name: "profile with worktrees", req: Request{Profile: "coding", Worktrees: []string{"/w/a"}}, err: ErrConflict, errMatch: "not both"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := l.Resolve(tt.req)
+			res, err := l.Resolve(tt.req)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) || !strings.Contains(err.Error(), tt.errMatch) {
+					t.Fatalf("err = %v, want %v mentioning %q", err, tt.err, tt.errMatch)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			if res.Source != tt.source {
 				t.Errorf("source = %q, want %q", res.Source, tt.source)
 			}

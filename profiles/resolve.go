@@ -1,7 +1,9 @@
 package profiles
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,30 +37,43 @@ type Resolution struct {
 	Warnings []string
 }
 
-// Resolve picks a new session's scope: explicit worktrees > the given
-// profile > the preset's profile > the preset's inline scope > empty.
-// It never fails: what cannot be found or parsed is a warning and yields
-// an empty scope, which denies everything.
-func (l Loader) Resolve(req Request) Resolution {
+// ErrInvalid marks a presets.yml or profile that cannot be used; the error
+// names the file and, for a YAML error, the line.
+var ErrInvalid = errors.New("invalid configuration")
+
+// ErrConflict marks a request that names two sources of the scope.
+var ErrConflict = errors.New("conflicting options")
+
+// Resolve picks a new session's scope: explicit worktrees, else the given
+// profile, else the preset's profile, else the preset's inline scope. It
+// fails closed: an unknown preset or profile (ErrNotFound), a presets.yml
+// or profile that does not parse (ErrInvalid, naming the file and line),
+// and a profile given with worktrees (ErrConflict) are errors, never an
+// empty or broader scope.
+func (l Loader) Resolve(req Request) (Resolution, error) {
 	var res Resolution
 	warn := func(format string, args ...any) { res.Warnings = append(res.Warnings, fmt.Sprintf(format, args...)) }
 	if len(req.Worktrees) > 0 {
+		if req.Profile != "" {
+			return res, fmt.Errorf("%w: give a profile or worktrees, not both (worktrees make their own scope: read and write each, with the standard deny list)", ErrConflict)
+		}
 		res.Scope = WorktreeScope(req.Worktrees)
 		res.Source = "worktrees"
-		return res
+		return res, nil
 	}
 	profile := req.Profile
 	var inline *policy.Document
 	if profile == "" && req.Preset != "" {
 		presets, err := l.Presets()
 		if err != nil {
-			warn("%v (using the built-in presets)", err)
+			return res, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 		p, ok := presets[req.Preset]
 		if !ok {
-			warn("preset %q defines no scope; the session starts with an empty scope (everything denied)", req.Preset)
-			res.Source = "empty"
-			return res
+			return res, fmt.Errorf("preset %q: %w (known: %s)", req.Preset, ErrNotFound, strings.Join(sortedNames(presets), ", "))
+		}
+		if p.ScopeProfile == "" && p.Scope == nil {
+			return res, fmt.Errorf("%w: preset %q names no scope_profile and no scope", ErrInvalid, req.Preset)
 		}
 		profile, inline = p.ScopeProfile, p.Scope
 	}
@@ -66,16 +81,16 @@ func (l Loader) Resolve(req Request) Resolution {
 	case profile != "":
 		doc, err := l.Load(profile)
 		if err != nil {
-			warn("scope profile %q: %v; the session starts with an empty scope (everything denied)", profile, err)
-			res.Source = "empty"
-			return res
+			if errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidName) {
+				return res, err
+			}
+			return res, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 		res.Scope, res.Source = doc, "profile "+profile
 	case inline != nil:
 		res.Scope, res.Source = *inline, "preset "+req.Preset
 	default:
-		res.Source = "empty"
-		return res
+		return res, fmt.Errorf("%w: no preset or profile to take the scope from", ErrInvalid)
 	}
 	var dropped []string
 	res.Scope, dropped = ExpandProjectRoot(res.Scope, req.ProjectRoot)
@@ -83,7 +98,16 @@ func (l Loader) Resolve(req Request) Resolution {
 		warn("no project root found (give --project-root or run inside a project); dropped %d pattern(s) using %s: %s",
 			len(dropped), ProjectRootVar, strings.Join(dropped, ", "))
 	}
-	return res
+	return res, nil
+}
+
+func sortedNames(m map[string]Preset) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ExpandProjectRoot replaces ${project_root} in every pattern and command of

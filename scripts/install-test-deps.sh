@@ -39,9 +39,14 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+before=$(pgrep -x prometheus || true)
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-# The Debian prometheus package starts a system service; the tests run their own.
-if command -v systemctl >/dev/null 2>&1; then systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
-pkill -x prometheus >/dev/null 2>&1 || true
+# The Debian prometheus package may start a service; the tests run their
+# own. Stop only what this install started, by pid: a Prometheus that ran
+# before is left alone.
+if command -v systemctl >/dev/null 2>&1 && [ -z "$before" ]; then systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
+for pid in $(pgrep -x prometheus || true); do
+  case " $(echo $before) " in *" $pid "*) ;; *) kill "$pid" 2>/dev/null || true ;; esac
+done
 echo "install-test-deps: installed ${need[*]}"

@@ -15,6 +15,7 @@ const (
 	CodeBadRequest       = "bad_request"
 	CodeInvalidJSON      = "invalid_json"
 	CodeInvalidName      = "invalid_name"
+	CodeInvalidConfig    = "invalid_config"
 	CodeNotFound         = "not_found"
 	CodeExists           = "exists"
 	CodeInvalidExpansion = "invalid_expansion"
@@ -58,6 +59,8 @@ func classify(err error) *apiError {
 	switch {
 	case errors.As(err, &mbe):
 		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "request body is larger than the limit")
+	case errors.Is(err, profiles.ErrInvalid), errors.Is(err, profiles.ErrConflict):
+		return errorf(http.StatusBadRequest, CodeInvalidConfig, err.Error())
 	case errors.Is(err, sessions.ErrInvalidOptions):
 		return errorf(http.StatusBadRequest, CodeBadRequest, err.Error())
 	case errors.Is(err, sessions.ErrInvalidName), errors.Is(err, profiles.ErrInvalidName):

@@ -10,6 +10,7 @@ import (
 	"os"
 	"unicode/utf8"
 
+	"github.com/scopegate/scopegate/agents"
 	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/sessions"
@@ -26,11 +27,18 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /v1/sessions/{id}/scope/expand", s.api(rt, s.expand))
 	mux.Handle("GET /v1/sessions/{id}/audit", s.api(rt, s.audit))
 	mux.Handle("GET /v1/events", s.api(rt, s.events))
+	mcpHandler := s.mcpHandler()
+	for _, m := range []string{"POST", "GET", "DELETE"} {
+		mux.Handle(m+" /v1/sessions/{id}/mcp", mcpHandler)
+	}
+	for _, agent := range agents.Names() {
+		mux.Handle("POST /v1/hooks/"+agent, s.hook(agent))
+	}
 	// The same paths without methods: a request that matches one of them
 	// used the wrong method.
 	paths := http.NewServeMux()
 	for _, p := range []string{"/v1/sessions", "/v1/sessions/{id}", "/v1/sessions/{id}/check", "/v1/sessions/{id}/calls",
-		"/v1/sessions/{id}/scope/expand", "/v1/sessions/{id}/audit", "/v1/events"} {
+		"/v1/sessions/{id}/scope/expand", "/v1/sessions/{id}/audit", "/v1/events", "/v1/hooks/claude-code", "/v1/hooks/codex", "/v1/sessions/{id}/mcp"} {
 		paths.Handle(p, http.NotFoundHandler())
 	}
 	mux.Handle("/v1/", s.api(rt, func(w http.ResponseWriter, r *http.Request) error {
@@ -160,7 +168,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.opts.Gateway.Check(r.Context(), gateway.Target{BranchDir: e.dir, Via: gateway.ViaHTTP}, call)
+	res, err := s.opts.Gateway.Check(r.Context(), gateway.Target{BranchDir: e.dir, Via: s.via(r)}, call)
 	if err != nil {
 		return s.gatewayErr(e, err)
 	}
@@ -173,7 +181,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.opts.Gateway.Call(r.Context(), gateway.Target{BranchDir: e.dir, Via: gateway.ViaHTTP}, call)
+	res, err := s.opts.Gateway.Call(r.Context(), gateway.Target{BranchDir: e.dir, Via: s.via(r)}, call)
 	if err != nil {
 		return s.gatewayErr(e, err)
 	}
@@ -210,7 +218,7 @@ func (s *Server) expand(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := sessions.ExpandScope(r.Context(), e.dir, add)
+	res, err := s.opts.Gateway.ExpandScope(r.Context(), e.dir, add, "http:"+r.RemoteAddr)
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,17 @@ type Options struct {
 	// shutdown starts before their calls are cancelled (and recorded
 	// INTERRUPTED) (default DefaultShutdownGrace).
 	ShutdownGrace time.Duration
+	// Hooks configure the hook routes: the profile of the sessions they
+	// create, hooks.other_tools, and the exec command line of allowed shell
+	// calls (the project directory comes with each request).
+	Hooks gateway.HookOptions
+	// Version is scopegate's version, told to MCP clients.
+	Version string
+	// TrustedSocket is the path of the server's private unix socket in the
+	// sessions root (SocketName). Requests that arrive on it need no token:
+	// the socket is 0600, so only the user who owns the sessions root can
+	// connect. The CLI forwards its decisions there.
+	TrustedSocket string
 	// Logger receives structured logs (default: discarded).
 	Logger *slog.Logger
 }
@@ -171,9 +182,39 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 	return nil
 }
 
-// authorized reports whether r carries the bearer token.
+// SocketName is the name of serve's private socket in the sessions root:
+// `scopegate check`, `call` and `hook` forward to it when it answers.
+const SocketName = ".scopegate.sock"
+
+// ViaHeader lets a client on the trusted socket say which entry point a
+// forwarded decision came through ("cli" or "hook"), for the metrics.
+const ViaHeader = "X-Scopegate-Via"
+
+// trusted reports whether r arrived on the trusted socket.
+func (s *Server) trusted(r *http.Request) bool {
+	if s.opts.TrustedSocket == "" {
+		return false
+	}
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && la.Network() == "unix" && la.String() == s.opts.TrustedSocket
+}
+
+// via is the entry point of a request: HTTP, or what a client on the
+// trusted socket forwarded.
+func (s *Server) via(r *http.Request) gateway.Via {
+	if s.trusted(r) {
+		switch v := gateway.Via(r.Header.Get(ViaHeader)); v {
+		case gateway.ViaCLI, gateway.ViaHook:
+			return v
+		}
+	}
+	return gateway.ViaHTTP
+}
+
+// authorized reports whether r carries the bearer token (or came on the
+// trusted socket).
 func (s *Server) authorized(r *http.Request) bool {
-	if s.opts.Token == "" {
+	if s.opts.Token == "" || s.trusted(r) {
 		return true
 	}
 	got := r.Header.Get("Authorization")

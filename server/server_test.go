@@ -230,8 +230,19 @@ func TestCheckCallAuditAndEvents(t *testing.T) {
 
 	var entries []audit.Entry
 	e.mustDo("GET", "/v1/sessions/s1/audit", "", 200, &entries)
-	if len(entries) != len(checks)+2 {
-		t.Fatalf("audit has %d entries, want %d", len(entries), len(checks)+2)
+	// The checks, two calls, and the scope change between them.
+	if len(entries) != len(checks)+3 {
+		t.Fatalf("audit has %d entries, want %d", len(entries), len(checks)+3)
+	}
+	var expanded int
+	for _, en := range entries {
+		if en.Decision == audit.DecisionExpanded && en.Tool == audit.ToolScopeExpand && strings.HasPrefix(en.Resource, "http:") &&
+			strings.Contains(string(en.Args), `"shell_commands.allow":["echo"]`) {
+			expanded++
+		}
+	}
+	if expanded != 1 {
+		t.Errorf("want one scope-change entry naming who and what, got %+v", entries)
 	}
 	e.mustDo("GET", "/v1/sessions/s1/audit?decision=denied", "", 200, &entries)
 	if len(entries) != 4 {
@@ -243,8 +254,9 @@ func TestCheckCallAuditAndEvents(t *testing.T) {
 	e.mustDo("POST", "/v1/sessions/s2/check", e.callJSON("read_file", map[string]any{"path": "hello.txt"}), 200, nil)
 	var events []Event
 	e.mustDo("GET", "/v1/events", "", 200, &events)
-	if len(events) != len(checks)+3 {
-		t.Fatalf("events: %d, want %d", len(events), len(checks)+3)
+	// The scope change is an event too.
+	if len(events) != len(checks)+4 {
+		t.Fatalf("events: %d, want %d", len(events), len(checks)+4)
 	}
 	for i := 1; i < len(events); i++ {
 		if events[i].Time.Before(events[i-1].Time) {
@@ -360,5 +372,45 @@ func TestShutdownInterruptsLongCalls(t *testing.T) {
 	}
 	if names, _ := os.ReadDir(inflight); len(names) != 0 {
 		t.Errorf("in-flight records left: %d", len(names))
+	}
+}
+
+// Session creation over HTTP fails closed like the CLI: unknown names, an
+// unusable presets.yml, a missing project root, a profile with worktrees.
+func TestCreateSessionFailsClosed(t *testing.T) {
+	e := newEnv(t, "")
+	cfg := filepath.Join(e.root, "config")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var errBody struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	for _, c := range []struct {
+		body   string
+		status int
+		code   string
+	}{
+		{`{"id":"a","profile":"nosuch","project_root":"` + e.proj + `"}`, http.StatusNotFound, CodeNotFound},
+		{`{"id":"b","preset":"nosuch","project_root":"` + e.proj + `"}`, http.StatusNotFound, CodeNotFound},
+		{`{"id":"c","project_root":"` + e.root + `/nowhere"}`, http.StatusBadRequest, CodeBadRequest},
+		{`{"id":"d","profile":"coding","worktrees":["` + e.proj + `"]}`, http.StatusBadRequest, CodeInvalidConfig},
+	} {
+		e.mustDo("POST", "/v1/sessions", c.body, c.status, &errBody)
+		if errBody.Error.Code != c.code {
+			t.Errorf("%s: code %q (%s), want %q", c.body, errBody.Error.Code, errBody.Error.Message, c.code)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "presets.yml"), []byte("executor:\n  scope_profle: coding\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.mustDo("POST", "/v1/sessions", `{"id":"e","project_root":"`+e.proj+`"}`, http.StatusBadRequest, &errBody)
+	if errBody.Error.Code != CodeInvalidConfig || !strings.Contains(errBody.Error.Message, "line 2") {
+		t.Errorf("broken presets.yml: %+v", errBody)
+	}
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		if _, err := os.Stat(filepath.Join(e.sessions, id)); err == nil {
+			t.Errorf("session %s was created", id)
+		}
 	}
 }

@@ -61,6 +61,8 @@ type Expanded struct {
 	// Added counts the new entries per list, keyed "paths.read" etc.;
 	// empty when nothing changed (and the file was not rewritten).
 	Added map[string]int
+	// Expansion is what was asked for, relative patterns anchored.
+	Expansion Expansion
 }
 
 // ExpandScope adds the expansion to the branch's scope.yml under the
@@ -79,6 +81,10 @@ func ExpandScope(ctx context.Context, branchDir string, add Expansion) (Expanded
 	}
 	if fi, err := os.Stat(branchDir); err != nil || !fi.IsDir() {
 		return Expanded{}, fmt.Errorf("expand scope: branch directory %s %w", branchDir, ErrNotFound)
+	}
+	add, err := anchorPatterns(branchDir, add)
+	if err != nil {
+		return Expanded{}, err
 	}
 	unlock, err := lockBranch(branchDir)
 	if err != nil {
@@ -117,7 +123,48 @@ func ExpandScope(ctx context.Context, branchDir string, add Expansion) (Expanded
 			return Expanded{}, fmt.Errorf("expand scope: %w", err)
 		}
 	}
-	return Expanded{Scope: doc, Data: out, Added: added}, nil
+	return Expanded{Scope: doc, Data: out, Added: added, Expansion: add}, nil
+}
+
+// anchorPatterns makes the relative path patterns of an expansion absolute
+// at the branch's project root (else its first worktree): `docs/**` means
+// the project's docs, never every docs directory on the machine. Patterns
+// that start with /, ~ or ** (anywhere, on purpose) are kept. A relative
+// pattern on a branch with no root is refused with an explanation.
+func anchorPatterns(branchDir string, add Expansion) (Expansion, error) {
+	var root string
+	anchor := func(list []string, key string) ([]string, error) {
+		out := make([]string, 0, len(list))
+		for _, p := range list {
+			if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "**") || strings.HasPrefix(p, "$") {
+				out = append(out, p)
+				continue
+			}
+			if root == "" {
+				if md, err := ReadMetadata(branchDir, nil); err == nil {
+					root = md.ProjectRoot
+					if root == "" && len(md.Worktrees) > 0 {
+						root = md.Worktrees[0]
+					}
+				}
+			}
+			if root == "" {
+				return nil, fmt.Errorf("%w: paths.%s %q is relative and this session has no project root or worktree to anchor it at: give an absolute pattern (/…), ~/…, or **/… to match anywhere",
+					ErrInvalidExpansion, key, p)
+			}
+			out = append(out, policy.EscapeGlob(filepath.Clean(root))+"/"+strings.TrimPrefix(p, "./"))
+		}
+		return out, nil
+	}
+	var err error
+	if add.Read, err = anchor(add.Read, "read"); err != nil {
+		return add, err
+	}
+	if add.Write, err = anchor(add.Write, "write"); err != nil {
+		return add, err
+	}
+	add.Deny, err = anchor(add.Deny, "deny")
+	return add, err
 }
 
 func checkValue(v string) error {

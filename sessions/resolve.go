@@ -60,7 +60,15 @@ func (s *Store) CreateWithProfile(ctx context.Context, l profiles.Loader, opts C
 		}
 		opts.ProjectRoot = filepath.Clean(opts.ProjectRoot)
 	}
-	res := l.Resolve(profiles.Request{Preset: opts.Preset, Profile: profile, Worktrees: opts.Worktrees, ProjectRoot: opts.ProjectRoot})
+	if opts.ProjectRoot != "" {
+		if fi, err := os.Stat(opts.ProjectRoot); err != nil || !fi.IsDir() {
+			return Created{}, fmt.Errorf("%w: project root %q is not a directory", ErrInvalidOptions, opts.ProjectRoot)
+		}
+	}
+	res, err := l.Resolve(profiles.Request{Preset: opts.Preset, Profile: profile, Worktrees: opts.Worktrees, ProjectRoot: opts.ProjectRoot})
+	if err != nil {
+		return Created{}, err
+	}
 	for _, w := range res.Warnings {
 		if warn != nil {
 			warn(w)

@@ -7,6 +7,10 @@
 //
 //	loadgen -scopegate ./scopegate -mode all -c 64 -d 5s -rate 1000
 //
+// Mode cli runs CLI processes in pairs against their baselines instead
+// (`scopegate version` vs a hello-world binary given with -hello, `call` vs
+// `sh -c`/`cat`), alternating which runs first, and prints medians.
+//
 // Modes: echo-baseline, forkexec-baseline, check, call-shell, call-read,
 // open-loop (check at -rate requests/s, latency from the scheduled send
 // time), open-loop-echo (the echo baseline at -rate requests/s), all. The server modes start their own `scopegate serve` in a
@@ -50,22 +54,29 @@ type options struct {
 	duration  time.Duration
 	rate      int
 	serveEcho string
+	hello     string
+	rounds    int
 }
 
 func run(args []string, stdout io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
-	fs.StringVar(&o.mode, "mode", "all", "echo-baseline, forkexec-baseline, check, call-shell, call-read, open-loop, open-loop-echo or all")
+	fs.StringVar(&o.mode, "mode", "all", "echo-baseline, forkexec-baseline, check, call-shell, call-read, open-loop, open-loop-echo, all, or cli")
 	fs.StringVar(&o.scopegate, "scopegate", "scopegate", "scopegate binary for the server modes")
 	fs.IntVar(&o.clients, "c", 64, "concurrent clients (closed loop)")
 	fs.DurationVar(&o.duration, "d", 5*time.Second, "duration of each mode")
 	fs.IntVar(&o.rate, "rate", 1000, "offered load of open-loop, requests/s")
 	fs.StringVar(&o.serveEcho, "serve-echo", "", "internal: serve the echo baseline on this address")
+	fs.StringVar(&o.hello, "hello", "", "hello-world Go binary, the start-up baseline of -mode cli")
+	fs.IntVar(&o.rounds, "rounds", 31, "rounds of each pair of -mode cli")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if o.serveEcho != "" {
 		return serveEcho(o.serveEcho, stdout)
+	}
+	if o.mode == "cli" {
+		return runPairs(o, stdout)
 	}
 	modes := []string{o.mode}
 	if o.mode == "all" {

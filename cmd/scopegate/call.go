@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/policy"
 )
 
 func newCallCmd(a *app) *cobra.Command {
@@ -31,25 +34,42 @@ func newCallCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var warn = warner(a.stderr)
+			ctx, stop := interruptContext(cmd.Context())
+			defer stop()
+			var raw []byte
+			switch err := a.forwardCall(ctx, &sel, "calls", call, t.Cwd, &raw); {
+			case err == nil:
+				var fwd struct {
+					Decision policy.Decision `json:"decision"`
+					Result   json.RawMessage `json:"result"`
+				}
+				if err := json.Unmarshal(raw, &fwd); err != nil {
+					return &exitError{code: exitInternal, err: fmt.Errorf("serve's answer: %w", err)}
+				}
+				return a.finishCall(json.RawMessage(bytes.TrimSpace(raw)), fwd.Decision.Allowed, nil, exitStatus, fwd.Result)
+			case !errors.Is(err, errNoServe):
+				if code := interruptedExit(ctx); code != 0 {
+					return silentExit(code)
+				}
+				return err
+			}
+			warn := warner(a.stderr)
 			gw := a.gatewayWith(nil, warn)
 			if progress || !asJSON && isTerminal(a.stderr) {
 				gw = a.gatewayWithProgress(nil, warn, a.stderr)
 			}
-			res, err := gw.Call(cmd.Context(), t, call)
+			res, err := gw.Call(ctx, t, call)
+			if code := interruptedExit(ctx); code != 0 && res.CallID != "" {
+				_ = a.finish(res, res.Decision.Allowed, nil)
+				return silentExit(code)
+			}
 			if errors.Is(err, gateway.ErrNoBranch) {
 				return usageErr("%v", err)
 			}
 			if res.CallID == "" {
 				return &exitError{code: exitInternal, err: err}
 			}
-			if ferr := a.finish(res, res.Decision.Allowed, err); ferr != nil || !exitStatus {
-				return ferr
-			}
-			if code := resultExitCode(res.Result); code != 0 {
-				return silentExit(code)
-			}
-			return nil
+			return a.finishCall(res, res.Decision.Allowed, err, exitStatus, res.Result)
 		},
 	}
 	sel.addFlags(cmd)
@@ -62,9 +82,20 @@ func newCallCmd(a *app) *cobra.Command {
 	return cmd
 }
 
+// finishCall is finish, then with exitStatus the command's own status.
+func (a *app) finishCall(out any, allowed bool, err error, exitStatus bool, result any) error {
+	if ferr := a.finish(out, allowed, err); ferr != nil || !exitStatus {
+		return ferr
+	}
+	if code := resultExitCode(result); code != 0 {
+		return silentExit(code)
+	}
+	return nil
+}
+
 // resultExitCode is the exit_code of a call result (0 when it has none).
 func resultExitCode(result any) int {
-	if result == nil {
+	if raw, ok := result.(json.RawMessage); result == nil || ok && len(raw) == 0 {
 		return 0
 	}
 	data, err := json.Marshal(result)

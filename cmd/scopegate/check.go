@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,6 +37,13 @@ func newCheckCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, call, err := a.callInput(&sel, scopeFile, cwd, args)
 			if err != nil {
+				return err
+			}
+			var d policy.Decision
+			switch err := a.forwardCall(cmd.Context(), &sel, "check", call, t.Cwd, &d); {
+			case err == nil:
+				return a.finish(d, d.Allowed, nil)
+			case !errors.Is(err, errNoServe):
 				return err
 			}
 			res, err := a.gateway().Check(cmd.Context(), t, call)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -77,7 +79,7 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := sessions.ExpandScope(cmd.Context(), dir, add)
+			res, err := a.gateway().ExpandScope(cmd.Context(), dir, add, "cli:"+currentUser())
 			if err != nil {
 				return sessionErr(err)
 			}
@@ -106,4 +108,12 @@ func printScope(a *app, doc policy.Document, data []byte, asJSON bool) error {
 		return &exitError{code: exitInternal, err: err}
 	}
 	return nil
+}
+
+// currentUser names who runs the command, for the audit of scope changes.
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return fmt.Sprintf("uid %d", os.Getuid())
 }

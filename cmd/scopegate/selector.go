@@ -81,7 +81,8 @@ func sessionErr(err error) error {
 		return nil
 	}
 	for _, target := range []error{sessions.ErrInvalidName, sessions.ErrNotFound, sessions.ErrExists, sessions.ErrInvalidOptions,
-		sessions.ErrInvalidExpansion, policy.ErrInvalidScope, profiles.ErrNotFound, profiles.ErrInvalidName} {
+		sessions.ErrInvalidExpansion, policy.ErrInvalidScope, profiles.ErrNotFound, profiles.ErrInvalidName,
+		profiles.ErrInvalid, profiles.ErrConflict} {
 		if errors.Is(err, target) {
 			return &exitError{code: exitUsage, err: err}
 		}

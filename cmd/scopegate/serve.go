@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/scopegate/scopegate/agents"
 	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/metrics"
 	"github.com/scopegate/scopegate/server"
@@ -34,6 +36,9 @@ type serveMain struct {
 	tokenFile string
 	logLevel  string
 	grace     time.Duration
+
+	// socket is the private socket in the sessions root.
+	socket string
 
 	log  *slog.Logger
 	lock *server.Lock
@@ -130,6 +135,15 @@ func (m *serveMain) Open(ctx context.Context) error {
 		}
 		m.lns = append(m.lns, ln)
 	}
+	if err := os.MkdirAll(m.a.sessionsDir, 0o700); err != nil {
+		return &exitError{code: exitInternal, err: fmt.Errorf("sessions root: %w", err)}
+	}
+	m.socket = filepath.Join(m.a.sessionsDir, server.SocketName)
+	ln, err := listenUnix(m.socket)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	m.lns = append(m.lns, ln)
 	if m.unix != "" {
 		ln, err := listenUnix(m.unix)
 		if err != nil {
@@ -141,8 +155,14 @@ func (m *serveMain) Open(ctx context.Context) error {
 	met := metrics.New(metrics.Options{})
 	met.Registry().MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	gw := m.a.gatewayWith(met, func(msg string) { m.log.Warn(msg) })
+	hooks, err := m.a.hookOptions(agents.ClaudeCode, cfg.Hooks)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	hooks.ProjectDir = "" // each hook request names its own
 	m.srv, err = server.New(server.Options{Gateway: gw, SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir,
-		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log})
+		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log, Hooks: hooks, TrustedSocket: m.socket,
+		Version: readBuildInfo().Version})
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}

@@ -23,7 +23,7 @@ import (
 
 // served is a running `scopegate serve` process.
 type served struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	url    string
 	stderr *syncBuffer
@@ -50,7 +50,7 @@ func (s *syncBuffer) String() string {
 
 // startServe starts `scopegate serve --listen 127.0.0.1:0` in w's sessions
 // root and waits for its "listening" log line.
-func startServe(t *testing.T, w *workspace, args ...string) *served {
+func startServe(t testing.TB, w *workspace, args ...string) *served {
 	t.Helper()
 	cmd := w.cmd(append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	pr, err := cmd.StderrPipe()

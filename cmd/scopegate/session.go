@@ -38,6 +38,9 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 			// The CLI words its flags, takes paths relative to its working
 			// directory and finds the project root from it; the rest is
 			// shared with serve.
+			if cmd.Flags().Changed("id") && opts.ID == "" {
+				return usageErr("--id is empty: give a session id, or leave --id out for a generated one")
+			}
 			if opts.ID == "" && strings.TrimSpace(opts.Name) == "" {
 				return usageErr("give --name NAME (or --id ID)")
 			}
@@ -57,7 +60,9 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 					return usageErr("--project-root %q: %v", opts.ProjectRoot, err)
 				}
 				opts.ProjectRoot = abs
-			} else if wd, err := os.Getwd(); err == nil {
+			} else if wd, err := os.Getwd(); err == nil && len(opts.Worktrees) == 0 {
+				// With worktrees the session is scoped to them: no project
+				// root is guessed from wherever the command runs.
 				opts.ProjectRoot, _ = profiles.FindProjectRoot(wd)
 			}
 			c, err := a.store().CreateWithProfile(cmd.Context(), a.profileLoader(), opts, profile, warner(a.stderr))

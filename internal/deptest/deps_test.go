@@ -23,9 +23,11 @@ var allowed = map[string][]string{
 	"sessions":              {"policy", "profiles"},
 	"audit":                 {"policy"},
 	"exec":                  {"policy"},
-	"gateway":               {"policy", "profiles", "sessions", "exec", "audit", "metrics", "roam"},
-	"cmd/scopegate":         {"gateway", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam", "server", "config"},
-	"server":                {"gateway", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam"},
+	"agents":                {"policy"},
+	"gateway":               {"agents", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam"},
+	"mcp":                   {"gateway", "agents", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam"},
+	"cmd/scopegate":         {"mcp", "agents", "gateway", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam", "server", "config"},
+	"server":                {"mcp", "agents", "gateway", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam", "config"},
 	"config":                {},
 	"cmd/loadgen":           {},
 	"internal/deptest":      {},
@@ -86,9 +88,9 @@ func TestDependencyDirection(t *testing.T) {
 	}
 }
 
-// mayImportGateway are the packages allowed to import gateway: the CLI and
-// the HTTP server, the two entry points.
-var mayImportGateway = map[string]bool{module + "/cmd/scopegate": true, module + "/server": true}
+// mayImportGateway are the packages allowed to import gateway: the entry
+// points — the CLI, the HTTP server and the MCP server.
+var mayImportGateway = map[string]bool{module + "/cmd/scopegate": true, module + "/server": true, module + "/mcp": true}
 
 func TestOnlyEntryPointsImportGateway(t *testing.T) {
 	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"/...")
@@ -104,7 +106,7 @@ func TestOnlyEntryPointsImportGateway(t *testing.T) {
 		}
 		for _, imp := range fields[1:] {
 			if imp == module+"/gateway" {
-				t.Errorf("%s imports gateway; only cmd/scopegate and server may", fields[0])
+				t.Errorf("%s imports gateway; only cmd/scopegate, server and mcp may", fields[0])
 			}
 		}
 	}

@@ -1,0 +1,181 @@
+// Package agents maps the PreToolUse hooks of coding agents to scopegate
+// calls and scopegate's decisions back to the agents' answers. One file per
+// agent: Claude Code (claudecode.go) and Codex (codex.go). It is pure
+// mapping: bytes in, calls and bytes out, no I/O.
+//
+// Everything the package cannot map is an error, and callers deny on
+// errors: unknown or malformed input never becomes an allow.
+package agents
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/scopegate/scopegate/policy"
+)
+
+// The agents scopegate answers hooks of.
+const (
+	ClaudeCode = "claude-code"
+	Codex      = "codex"
+)
+
+// Names lists the agents, in a fixed order.
+func Names() []string { return []string{ClaudeCode, Codex} }
+
+// ErrInvalidInput marks hook input that cannot be mapped.
+var ErrInvalidInput = errors.New("invalid hook input")
+
+// Input is what scopegate reads of a PreToolUse hook input. Both agents
+// send the same envelope.
+type Input struct {
+	SessionID string          `json:"session_id"`
+	Cwd       string          `json:"cwd"`
+	Event     string          `json:"hook_event_name"`
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+}
+
+// ParseInput reads a PreToolUse hook input. It must be one JSON object
+// naming the PreToolUse event, a session id, a tool and the tool's input
+// object; other fields of the envelope are the agents' own and are ignored.
+func ParseInput(data []byte) (Input, error) {
+	var in Input
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&in); err != nil {
+		return Input{}, fmt.Errorf("%w: not a JSON object (%v)", ErrInvalidInput, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Input{}, fmt.Errorf("%w: trailing data after the hook input", ErrInvalidInput)
+	}
+	switch {
+	case in.Event != "PreToolUse":
+		return Input{}, fmt.Errorf("%w: hook_event_name is %q, scopegate answers PreToolUse", ErrInvalidInput, in.Event)
+	case in.SessionID == "":
+		return Input{}, fmt.Errorf("%w: no session_id", ErrInvalidInput)
+	case in.ToolName == "":
+		return Input{}, fmt.Errorf("%w: no tool_name", ErrInvalidInput)
+	case len(bytes.TrimSpace(in.ToolInput)) == 0 || bytes.TrimSpace(in.ToolInput)[0] != '{':
+		return Input{}, fmt.Errorf("%w: tool_input of %s is not an object", ErrInvalidInput, in.ToolName)
+	}
+	return in, nil
+}
+
+// Kind says how a mapped tool call is handled.
+type Kind int
+
+const (
+	// KindFiles is a file tool the agent performs itself once allowed: every
+	// call of the mapping must be allowed.
+	KindFiles Kind = iota + 1
+	// KindShell is a shell command: one shell call, run by `scopegate exec`
+	// when allowed.
+	KindShell
+	// KindOther is a tool the mapping does not cover (web fetch,
+	// sub-agents, MCP tools): hooks.other_tools decides.
+	KindOther
+)
+
+// Mapping is an agent's tool call as scopegate calls.
+type Mapping struct {
+	Kind  Kind
+	Calls []policy.Call
+}
+
+// Map maps a hook input of agent to scopegate calls. The calls carry no
+// cwd: the hook's cwd is the caller's to check.
+func Map(agent string, in Input) (Mapping, error) {
+	switch agent {
+	case ClaudeCode:
+		return mapClaudeCode(in)
+	case Codex:
+		return mapCodex(in)
+	}
+	return Mapping{}, fmt.Errorf("unknown agent %q (known: claude-code, codex)", agent)
+}
+
+// Answer is a hook answer in the agent's own terms: what to print on
+// stdout, and the exit code (0 with a JSON answer, or 2 with a one-line
+// reason in Stderr).
+type Answer struct {
+	Stdout []byte
+	Stderr string
+	Exit   int
+}
+
+// Deny is agent's answer refusing the tool call with reason (never empty:
+// both agents run the tool on a deny without one).
+func Deny(agent, reason string) Answer {
+	if reason == "" {
+		reason = "scopegate denied this tool call"
+	}
+	return Answer{Stdout: preToolUse(map[string]any{"permissionDecision": "deny", "permissionDecisionReason": reason})}
+}
+
+// Allow is agent's answer letting the tool call run as it is. Codex takes
+// no bare allow: its form is an empty answer.
+func Allow(agent string) Answer {
+	if agent == Codex {
+		return Answer{}
+	}
+	return Answer{Stdout: preToolUse(map[string]any{"permissionDecision": "allow",
+		"permissionDecisionReason": "allowed by scopegate"})}
+}
+
+// Ask is agent's answer leaving the call to the user. Codex has no ask: it
+// gets a deny.
+func Ask(agent, reason string) Answer {
+	if agent == Codex {
+		return Deny(agent, reason)
+	}
+	return Answer{Stdout: preToolUse(map[string]any{"permissionDecision": "ask", "permissionDecisionReason": reason})}
+}
+
+// Rewrite is agent's answer allowing a shell tool call with its command
+// replaced by command (the `scopegate exec` that runs the decided call).
+// input is the agent's original tool_input, kept but for the command.
+func Rewrite(agent string, input json.RawMessage, command string) (Answer, error) {
+	var fields map[string]any
+	if err := json.Unmarshal(input, &fields); err != nil {
+		return Answer{}, fmt.Errorf("%w: tool_input: %v", ErrInvalidInput, err)
+	}
+	fields["command"] = command
+	return Answer{Stdout: preToolUse(map[string]any{"permissionDecision": "allow",
+		"permissionDecisionReason": "allowed by scopegate; runs confined through scopegate exec",
+		"updatedInput":             fields})}, nil
+}
+
+func preToolUse(fields map[string]any) []byte {
+	fields["hookEventName"] = "PreToolUse"
+	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": fields})
+	return append(out, '\n')
+}
+
+// call builds a scopegate call from args; args are the contract's, so the
+// error can only be a bug, reported as invalid input.
+func call(tool string, args map[string]any) (policy.Call, error) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return policy.Call{}, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+	}
+	return policy.Call{Tool: tool, Args: raw}, nil
+}
+
+// fields decodes a tool_input object into v, naming the tool on failure.
+func fields(in Input, v any) error {
+	if err := json.Unmarshal(in.ToolInput, v); err != nil {
+		return fmt.Errorf("%w: tool_input of %s: %v", ErrInvalidInput, in.ToolName, err)
+	}
+	return nil
+}
+
+// need reports a missing required string field.
+func need(in Input, name, value string) error {
+	if value == "" {
+		return fmt.Errorf("%w: %s without %s", ErrInvalidInput, in.ToolName, name)
+	}
+	return nil
+}

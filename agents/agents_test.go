@@ -1,0 +1,151 @@
+package agents_test
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/scopegate/scopegate/agents"
+)
+
+func input(tool, toolInput string) string {
+	return `{"session_id":"s1","cwd":"/p","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_input":` + toolInput + `}`
+}
+
+func TestMap(t *testing.T) {
+	tests := []struct {
+		name, agent, in string
+		kind            agents.Kind
+		calls           []string // tool and args JSON of each call
+	}{
+		{"bash", agents.ClaudeCode, input("Bash", `{"command":"go test ./...","timeout":60000,"description":"d"}`),
+			agents.KindShell, []string{`shell {"command":"go test ./...","timeout_ms":60000}`}},
+		{"read", agents.ClaudeCode, input("Read", `{"file_path":"/p/a.go","offset":10,"limit":5}`),
+			agents.KindFiles, []string{`read_file {"limit":5,"offset":10,"path":"/p/a.go"}`}},
+		{"write", agents.ClaudeCode, input("Write", `{"file_path":"/p/b","content":"x"}`),
+			agents.KindFiles, []string{`write_file {"content":"x","path":"/p/b"}`}},
+		{"edit", agents.ClaudeCode, input("Edit", `{"file_path":"/p/b","old_string":"a","new_string":"b"}`),
+			agents.KindFiles, []string{`edit_file {"new_string":"b","old_string":"a","path":"/p/b","replace_all":false}`}},
+		{"multiedit", agents.ClaudeCode, input("MultiEdit", `{"file_path":"/p/b","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d","replace_all":true}]}`),
+			agents.KindFiles, []string{`edit_file {"new_string":"b","old_string":"a","path":"/p/b","replace_all":false}`,
+				`edit_file {"new_string":"d","old_string":"c","path":"/p/b","replace_all":true}`}},
+		{"notebook", agents.ClaudeCode, input("NotebookEdit", `{"notebook_path":"/p/n.ipynb","new_source":"print(1)","cell_id":"c1"}`),
+			agents.KindFiles, []string{`write_file {"content":"print(1)","path":"/p/n.ipynb"}`}},
+		{"glob", agents.ClaudeCode, input("Glob", `{"pattern":"**/*.go","path":"/p"}`),
+			agents.KindFiles, []string{`glob {"path":"/p","pattern":"**/*.go"}`}},
+		{"grep", agents.ClaudeCode, input("Grep", `{"pattern":"TODO","glob":"*.go","output_mode":"content"}`),
+			agents.KindFiles, []string{`grep {"include":"*.go","pattern":"TODO"}`}},
+		{"ls", agents.ClaudeCode, input("LS", `{"path":"/p"}`),
+			agents.KindFiles, []string{`list_dir {"path":"/p"}`}},
+		{"webfetch", agents.ClaudeCode, input("WebFetch", `{"url":"https://x"}`), agents.KindOther, nil},
+		{"mcp", agents.ClaudeCode, input("mcp__fs__read", `{}`), agents.KindOther, nil},
+		{"codex bash", agents.Codex, input("Bash", `{"command":"ls -la"}`),
+			agents.KindShell, []string{`shell {"command":"ls -la"}`}},
+		{"codex patch", agents.Codex, input("apply_patch", `{"command":"*** Begin Patch\n*** Add File: new.txt\n+hi\n*** Update File: a.go\n*** Move to: b.go\n@@\n-x\n+y\n*** Delete File: old.txt\n*** End Patch\n"}`),
+			agents.KindFiles, []string{`write_file {"content":"","path":"new.txt"}`, `write_file {"content":"","path":"a.go"}`,
+				`write_file {"content":"","path":"b.go"}`, `write_file {"content":"","path":"old.txt"}`}},
+		{"codex mcp", agents.Codex, input("mcp__fs__write", `{"path":"x"}`), agents.KindOther, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := agents.ParseInput([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := agents.Map(tt.agent, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Kind != tt.kind {
+				t.Errorf("kind %v, want %v", m.Kind, tt.kind)
+			}
+			var got []string
+			for _, c := range m.Calls {
+				var args map[string]any
+				if err := json.Unmarshal(c.Args, &args); err != nil {
+					t.Fatal(err)
+				}
+				norm, _ := json.Marshal(args)
+				got = append(got, c.Tool+" "+string(norm))
+			}
+			if !reflect.DeepEqual(got, tt.calls) {
+				t.Errorf("calls\n got %q\nwant %q", got, tt.calls)
+			}
+		})
+	}
+}
+
+// Malformed or unknown input is an error, never a mapping (callers deny).
+func TestMapRefusesMalformed(t *testing.T) {
+	bad := []struct{ name, agent, in string }{
+		{"not json", agents.ClaudeCode, `{`},
+		{"array", agents.ClaudeCode, `[]`},
+		{"two objects", agents.ClaudeCode, input("Bash", `{"command":"ls"}`) + `{}`},
+		{"other event", agents.ClaudeCode, strings.Replace(input("Bash", `{"command":"ls"}`), "PreToolUse", "PostToolUse", 1)},
+		{"no session", agents.ClaudeCode, strings.Replace(input("Bash", `{"command":"ls"}`), `"s1"`, `""`, 1)},
+		{"no tool", agents.ClaudeCode, input("", `{}`)},
+		{"tool input not object", agents.ClaudeCode, input("Bash", `"ls"`)},
+		{"bash without command", agents.ClaudeCode, input("Bash", `{}`)},
+		{"bash command not string", agents.ClaudeCode, input("Bash", `{"command":["rm","-rf","/"]}`)},
+		{"read without path", agents.ClaudeCode, input("Read", `{}`)},
+		{"multiedit without edits", agents.ClaudeCode, input("MultiEdit", `{"file_path":"/p/a"}`)},
+		{"unknown agent", "cursor", input("Bash", `{"command":"ls"}`)},
+		{"codex patch without envelope", agents.Codex, input("apply_patch", `{"command":"*** Update File: a\n-x\n+y\n"}`)},
+		{"codex patch unknown header", agents.Codex, input("apply_patch", `{"command":"*** Begin Patch\n*** Chmod File: a\n*** End Patch"}`)},
+		{"codex patch stray line", agents.Codex, input("apply_patch", `{"command":"*** Begin Patch\n*** Update File: a\nrm -rf /\n*** End Patch"}`)},
+		{"codex patch touching nothing", agents.Codex, input("apply_patch", `{"command":"*** Begin Patch\n*** End Patch"}`)},
+		{"codex patch empty path", agents.Codex, input("apply_patch", `{"command":"*** Begin Patch\n*** Add File: \n*** End Patch"}`)},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := agents.ParseInput([]byte(tt.in))
+			if err == nil {
+				_, err = agents.Map(tt.agent, in)
+			}
+			if err == nil {
+				t.Fatal("mapped, want an error")
+			}
+			if tt.agent != "cursor" && !errors.Is(err, agents.ErrInvalidInput) {
+				t.Errorf("error %v does not wrap ErrInvalidInput", err)
+			}
+		})
+	}
+}
+
+func TestAnswers(t *testing.T) {
+	decode := func(a agents.Answer) map[string]any {
+		var out struct {
+			H map[string]any `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal(a.Stdout, &out); err != nil {
+			t.Fatalf("answer %q: %v", a.Stdout, err)
+		}
+		return out.H
+	}
+	for _, agent := range agents.Names() {
+		d := decode(agents.Deny(agent, ""))
+		if d["permissionDecision"] != "deny" || d["permissionDecisionReason"] == "" || d["hookEventName"] != "PreToolUse" {
+			t.Errorf("%s deny: %v (a deny needs a non-empty reason)", agent, d)
+		}
+		r, err := agents.Rewrite(agent, json.RawMessage(`{"command":"ls","description":"list"}`), "/bin/scopegate exec --call X")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := decode(r)
+		upd, _ := h["updatedInput"].(map[string]any)
+		if h["permissionDecision"] != "allow" || upd["command"] != "/bin/scopegate exec --call X" || upd["description"] != "list" {
+			t.Errorf("%s rewrite: %v", agent, h)
+		}
+	}
+	if a := agents.Allow(agents.Codex); len(a.Stdout) != 0 || a.Exit != 0 {
+		t.Errorf("codex allow is %q exit %d, want an empty answer", a.Stdout, a.Exit)
+	}
+	if d := decode(agents.Ask(agents.Codex, "why")); d["permissionDecision"] != "deny" {
+		t.Errorf("codex has no ask: got %v, want deny", d)
+	}
+	if d := decode(agents.Ask(agents.ClaudeCode, "why")); d["permissionDecision"] != "ask" {
+		t.Errorf("claude ask: %v", d)
+	}
+}

@@ -1,0 +1,53 @@
+package agents_test
+
+import (
+	"testing"
+
+	"github.com/scopegate/scopegate/agents"
+)
+
+// FuzzMap checks that no hook input makes the mapping panic, and that a
+// mapping is never empty unless it is a tool the mapping does not cover.
+func FuzzMap(f *testing.F) {
+	for _, s := range []string{
+		input("Bash", `{"command":"ls"}`),
+		input("Read", `{"file_path":"/p/a"}`),
+		input("MultiEdit", `{"file_path":"/p/b","edits":[{"old_string":"a","new_string":"b"}]}`),
+		input("apply_patch", `{"command":"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch"}`),
+		input("WebFetch", `{}`),
+		`{"hook_event_name":"PreToolUse"}`,
+	} {
+		f.Add(agents.ClaudeCode, s)
+		f.Add(agents.Codex, s)
+	}
+	f.Fuzz(func(t *testing.T, agent, data string) {
+		in, err := agents.ParseInput([]byte(data))
+		if err != nil {
+			return
+		}
+		m, err := agents.Map(agent, in)
+		if err != nil {
+			return
+		}
+		if m.Kind != agents.KindOther && len(m.Calls) == 0 {
+			t.Fatalf("%s %s: mapped to no call", agent, data)
+		}
+		if m.Kind == agents.KindShell && len(m.Calls) != 1 {
+			t.Fatalf("%s %s: shell mapping has %d calls", agent, data, len(m.Calls))
+		}
+	})
+}
+
+// FuzzPatchPaths checks that the patch parser never panics and never
+// returns an empty path list without an error.
+func FuzzPatchPaths(f *testing.F) {
+	f.Add("*** Begin Patch\n*** Update File: a\n@@\n-x\n+y\n*** End Patch\n")
+	f.Add("*** Begin Patch\n*** Delete File: a\n*** End Patch")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, patch string) {
+		paths, err := agents.PatchPaths(patch)
+		if err == nil && len(paths) == 0 {
+			t.Fatalf("%q: no paths and no error", patch)
+		}
+	})
+}

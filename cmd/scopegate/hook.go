@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scopegate/scopegate/agents"
+	"github.com/scopegate/scopegate/config"
+	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/server"
+)
+
+func newHookCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hook claude-code|codex",
+		Short: "Answer an agent's PreToolUse hook: its hook JSON on stdin, its answer on stdout",
+		Long: `Answer an agent's PreToolUse hook. The agent's hook JSON comes on stdin and
+the answer goes to stdout in the agent's own format: a denial carries
+scopegate's reason for the model; an allowed shell command is rewritten to
+"scopegate exec", which runs exactly the decided call, confined; allowed file
+tools are left to the agent.
+
+The session is the agent's own session id (created on first use from
+config.yml hooks.profile, default coding, with ${project_root} the git
+top-level of CLAUDE_PROJECT_DIR for Claude Code or of the hook's working
+directory for Codex). Whatever cannot be decided is denied: the hook never
+exits 1, which both agents take as "run the tool".`,
+		Example: `  # ~/.claude/settings.json
+  {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/usr/local/bin/scopegate hook claude-code"}]}]}}
+
+  # ~/.codex/config.toml
+  [[hooks.PreToolUse]]
+  [[hooks.PreToolUse.hooks]]
+  type = "command"
+  command = "/usr/local/bin/scopegate hook codex"`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: agents.Names(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runHook(cmd.Context(), args[0])
+		},
+	}
+	return cmd
+}
+
+// runHook answers one hook: every outcome is an answer on stdout with exit
+// 0, or exit 2 with a one-line reason on stderr.
+func (a *app) runHook(ctx context.Context, agent string) (err error) {
+	known := false
+	for _, n := range agents.Names() {
+		known = known || n == agent
+	}
+	if !known {
+		return usageErr("unknown agent %q: give claude-code or codex", agent)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = a.writeAnswer(agents.Deny(agent, "scopegate: internal error while deciding this tool call; it is denied"))
+		}
+	}()
+	input, err := io.ReadAll(io.LimitReader(a.stdin, maxCallBytes+1))
+	if err != nil || len(input) > maxCallBytes {
+		return a.writeAnswer(agents.Deny(agent, "scopegate: the hook input could not be read; the tool call is denied"))
+	}
+	cfg, err := config.Load(a.configDir)
+	if err != nil {
+		return a.writeAnswer(agents.Deny(agent, "scopegate: "+oneLine(err.Error())+"; every tool call is denied until it is fixed"))
+	}
+	opts, err := a.hookOptions(agent, cfg.Hooks)
+	if err != nil {
+		return a.writeAnswer(agents.Deny(agent, "scopegate: "+oneLine(err.Error())+"; the tool call is denied"))
+	}
+	var raw []byte
+	h := http.Header{}
+	h.Set(server.ProjectDirHeader, opts.ProjectDir)
+	switch err := a.forward(ctx, "/v1/hooks/"+agent, h, input, &raw); {
+	case err == nil:
+		return a.writeAnswer(agents.Answer{Stdout: raw})
+	case !errors.Is(err, errNoServe):
+		return a.writeAnswer(agents.Deny(agent, "scopegate: "+oneLine(err.Error())+"; the tool call is denied"))
+	}
+	return a.writeAnswer(a.gateway().Hook(ctx, agent, input, opts))
+}
+
+// hookOptions are the gateway's hook options for agent: the project
+// directory the model cannot steer, and the exec command line naming this
+// binary by absolute path with every global option spelled out (Codex runs
+// it under a login shell, which resets PATH and may reset the environment).
+func (a *app) hookOptions(agent string, h config.Hooks) (gateway.HookOptions, error) {
+	o := gateway.HookOptions{Profile: h.Profile, OtherTools: h.OtherTools}
+	switch agent {
+	case agents.ClaudeCode:
+		o.ProjectDir = os.Getenv("CLAUDE_PROJECT_DIR")
+	default:
+		wd, err := os.Getwd()
+		if err != nil {
+			return o, fmt.Errorf("hook working directory: %w", err)
+		}
+		o.ProjectDir = wd
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return o, fmt.Errorf("locate the scopegate binary: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	o.ExecCommand = a.execCommand(exe)
+	return o, nil
+}
+
+// execCommand returns the function building the `scopegate exec` command
+// line of a stored call.
+func (a *app) execCommand(exe string) func(sessionID, branch, callID string) string {
+	confine := a.confine
+	if confine == "" {
+		confine = os.Getenv("SCOPEGATE_CONFINE")
+	}
+	if confine == "" {
+		confine = "landlock"
+	}
+	return func(sessionID, branch, callID string) string {
+		words := []string{exe, "--sessions-dir", a.sessionsDir, "--config-dir", a.configDir, "--roam-dir", a.roamDir,
+			"--confine", confine, "exec", "--session", sessionID, "--branch", branch, "--call", callID}
+		for i, w := range words {
+			words[i] = shellQuote(w)
+		}
+		return strings.Join(words, " ")
+	}
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@%+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// writeAnswer prints a hook answer and returns the exit it asks for.
+func (a *app) writeAnswer(ans agents.Answer) error {
+	if len(ans.Stdout) > 0 {
+		if _, err := io.Copy(a.stdout, bytes.NewReader(ans.Stdout)); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("write hook answer: %w", err)}
+		}
+	}
+	if ans.Exit != 0 {
+		return &exitError{code: ans.Exit, err: fmt.Errorf("%s", ans.Stderr)}
+	}
+	return nil
+}

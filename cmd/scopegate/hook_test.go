@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// hookShell asks `scopegate hook claude-code` about a Bash command in a fresh
+// session of w's project and returns the session and call id of the
+// rewritten `scopegate exec` command.
+func hookShell(t *testing.T, w *workspace, sessionID, command string) (string, string) {
+	t.Helper()
+	in, _ := json.Marshal(map[string]any{"session_id": sessionID, "cwd": w.proj, "hook_event_name": "PreToolUse",
+		"tool_name": "Bash", "tool_input": map[string]any{"command": command}})
+	cmd := w.cmd("hook", "claude-code")
+	cmd.Env = append(cmd.Env, "CLAUDE_PROJECT_DIR="+w.proj)
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hook: %v", err)
+	}
+	var ans struct {
+		H struct {
+			Decision string         `json:"permissionDecision"`
+			Updated  map[string]any `json:"updatedInput"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(out, &ans); err != nil || ans.H.Decision != "allow" {
+		t.Fatalf("hook answer %s: %v", out, err)
+	}
+	rewritten, _ := ans.H.Updated["command"].(string)
+	m := regexp.MustCompile(`exec --session (\S+) --branch main --call (\S+)$`).FindStringSubmatch(rewritten)
+	if m == nil || !strings.HasPrefix(rewritten, scopegateBin+" ") {
+		t.Fatalf("rewritten command %q does not run this scopegate's exec", rewritten)
+	}
+	return m[1], m[2]
+}
+
+// exitCode runs cmd and returns its exit code, stdout and stderr.
+func exitCode(t *testing.T, cmd *exec.Cmd) (int, string, string) {
+	t.Helper()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out), stderr.String()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out), stderr.String()
+}
+
+func TestExecRunsAStoredCallOnce(t *testing.T) {
+	root := t.TempDir()
+	w := &workspace{t: t, root: root, sessions: filepath.Join(root, "sessions"), cfg: filepath.Join(root, "config"),
+		proj: filepath.Join(root, "proj")}
+	if err := os.MkdirAll(w.proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id, call := hookShell(t, w, "sess-1", "printf 'hi\\n'; printf 'warn\\n' >&2; exit 7")
+	code, stdout, stderr := exitCode(t, w.cmd("exec", "--session", id, "--branch", "main", "--call", call))
+	if code != 7 || stdout != "hi\n" || stderr != "warn\n" {
+		t.Errorf("exec: exit %d, stdout %q, stderr %q; want 7, the command's own output", code, stdout, stderr)
+	}
+	code, _, stderr = exitCode(t, w.cmd("exec", "--session", id, "--branch", "main", "--call", call))
+	if code != exitUsage || !strings.Contains(stderr, "already run") {
+		t.Errorf("second exec of one call id: exit %d, stderr %q; want %d", code, stderr, exitUsage)
+	}
+
+	// Decided again when it runs: a scope that now denies it gives 126.
+	_, call = hookShell(t, w, "sess-1", "ls")
+	w.run(0, "scope", "expand", "--session", id, "--deny-command", "ls")
+	code, stdout, stderr = exitCode(t, w.cmd("exec", "--session", id, "--branch", "main", "--call", call))
+	if code != exitNowDenied || stdout != "" || !strings.Contains(stderr, "shell_commands.deny") {
+		t.Errorf("exec of a call the scope now denies: exit %d, stdout %q, stderr %q; want 126 with the reason", code, stdout, stderr)
+	}
+	code, _, _ = exitCode(t, w.cmd("exec", "--session", id, "--branch", "main", "--call", "01NOSUCHCALL000000000000"))
+	if code != exitUsage {
+		t.Errorf("unknown call id: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// With a serve holding the sessions root, check, call and hook forward to
+// it over its private socket, so its /metrics counts them with their via.
+func TestCLIForwardsToServe(t *testing.T) {
+	w := newWorkspace(t, "true")
+	s := startServe(t, w)
+	sock := filepath.Join(w.sessions, ".scopegate.sock")
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("serve's socket %s: %v (mode %v), want a 0600 socket", sock, err, fi.Mode())
+	}
+	w.run(3, "check", "--session", w.id, `{"tool":"shell","args":{"command":"curl x"}}`)
+	w.run(0, "call", "--session", w.id, fmt.Sprintf(`{"tool":"shell","args":{"command":"true"},"cwd":%q}`, w.proj))
+	hookShell(t, w, w.id, "true")
+	_, text := get(t, s.url+"/metrics")
+	for _, tc := range []struct{ labels []string }{
+		{[]string{`decision="denied"`, `via="cli"`, `tool="shell"`}},
+		{[]string{`decision="allowed"`, `via="cli"`, `tool="shell"`}},
+		{[]string{`decision="allowed"`, `via="hook"`, `tool="shell"`}},
+	} {
+		if v := metricValue(t, text, "scopegate_tool_calls_total", tc.labels...); v != 1 {
+			t.Errorf("scopegate_tool_calls_total%v = %v, want 1 (forwarded to serve)", tc.labels, v)
+		}
+	}
+	s.stop()
+	if _, err := os.Stat(sock); err == nil {
+		t.Error("serve left its socket behind")
+	}
+	// Without a serve, the CLI decides in-process.
+	w.run(3, "check", "--session", w.id, `{"tool":"shell","args":{"command":"curl x"}}`)
+}

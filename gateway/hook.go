@@ -1,0 +1,181 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/scopegate/scopegate/agents"
+	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/profiles"
+	"github.com/scopegate/scopegate/sessions"
+)
+
+// The values of hooks.other_tools: what a hook answers for a tool scopegate
+// does not map (web fetch, sub-agents, MCP tools).
+const (
+	OtherToolsAllow = "allow"
+	OtherToolsAsk   = "ask"
+	OtherToolsDeny  = "deny"
+)
+
+// HookOptions configure Hook. The zero value creates sessions from the
+// coding profile and asks the user about unmapped tools.
+type HookOptions struct {
+	// Profile is the scope profile of sessions a hook creates (default
+	// "coding").
+	Profile string
+	// OtherTools is OtherToolsAllow, OtherToolsAsk or OtherToolsDeny
+	// (default ask).
+	OtherTools string
+	// ProjectDir is the agent's project directory as the user started it,
+	// which the model cannot steer: CLAUDE_PROJECT_DIR for Claude Code, the
+	// hook process's working directory for Codex. A session a hook creates
+	// gets the git top-level of it (or it) as ${project_root}; an existing
+	// session keeps its own.
+	ProjectDir string
+	// ExecCommand is the command line that runs a stored shell call
+	// (`/abs/scopegate exec --session ID --branch B --call CALL_ID`).
+	// Required for shell calls to be allowed.
+	ExecCommand func(sessionID, branch, callID string) string
+}
+
+// HookSessionID is the scopegate session id of an agent's session id: the
+// id itself when it is a valid session id, else "agent-" and the first 32
+// hex digits of its SHA-256. The same agent session always maps to the same
+// scopegate session.
+func HookSessionID(agentSessionID string) string {
+	if sessions.ValidateID(agentSessionID) == nil {
+		return agentSessionID
+	}
+	sum := sha256.Sum256([]byte(agentSessionID))
+	return "agent-" + hex.EncodeToString(sum[:16])
+}
+
+// Hook answers an agent's PreToolUse hook: it maps the tool call, finds or
+// creates the session of the agent's session id, decides every call
+// (audited in tools.org with :MODE: hook, counted with via="hook"), and
+// answers in the agent's own terms. An allowed shell command is stored and
+// rewritten to ExecCommand, so that it runs through scopegate's own runner.
+// Every failure is a deny with a reason: Hook never panics and never
+// allows what it could not decide.
+func (g *Gateway) Hook(ctx context.Context, agent string, input []byte, o HookOptions) (ans agents.Answer) {
+	defer func() {
+		if r := recover(); r != nil {
+			g.opts.Warn(fmt.Sprintf("hook: internal error: %v\n%s", r, debug.Stack()))
+			ans = agents.Deny(agent, "scopegate: internal error while deciding this tool call; it is denied")
+		}
+	}()
+	ans, err := g.hook(ctx, agent, input, o)
+	if err != nil {
+		return agents.Deny(agent, "scopegate: "+oneLineErr(err)+"; the tool call is denied")
+	}
+	return ans
+}
+
+func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOptions) (agents.Answer, error) {
+	in, err := agents.ParseInput(input)
+	if err != nil {
+		return agents.Answer{}, err
+	}
+	m, err := agents.Map(agent, in)
+	if err != nil {
+		return agents.Answer{}, err
+	}
+	if m.Kind == agents.KindOther {
+		return otherTool(agent, in.ToolName, o.OtherTools)
+	}
+	id := HookSessionID(in.SessionID)
+	branchDir, err := g.hookSession(ctx, id, o)
+	if err != nil {
+		return agents.Answer{}, err
+	}
+	t := Target{BranchDir: branchDir, Via: ViaHook, AgentTool: in.ToolName}
+	var last CallResult
+	for _, c := range m.Calls {
+		c.Cwd = in.Cwd
+		res, err := g.Check(ctx, t, c)
+		if err != nil {
+			return agents.Answer{}, fmt.Errorf("could not record the decision: %w", err)
+		}
+		if !res.Decision.Allowed {
+			return agents.Deny(agent, res.Decision.Message), nil
+		}
+		last = res
+	}
+	if m.Kind == agents.KindFiles {
+		return agents.Allow(agent), nil
+	}
+	if o.ExecCommand == nil {
+		return agents.Answer{}, errors.New("no exec command to run shell calls through")
+	}
+	call := m.Calls[0]
+	call.Cwd = in.Cwd
+	if err := StoreCall(branchDir, last.CallID, call); err != nil {
+		return agents.Answer{}, err
+	}
+	return agents.Rewrite(agent, in.ToolInput, o.ExecCommand(id, filepath.Base(branchDir), last.CallID))
+}
+
+// hookSession returns the branch directory of session id, creating the
+// session from the hook profile on first use. Concurrent first calls
+// create it once (sessions.Store.Create publishes by rename).
+func (g *Gateway) hookSession(ctx context.Context, id string, o HookOptions) (string, error) {
+	store := &sessions.Store{Root: g.opts.SessionsDir, Warn: g.opts.Warn}
+	if _, err := os.Stat(store.SessionDir(id)); err == nil {
+		return store.Resolve(id, "")
+	}
+	if o.ProjectDir == "" || !filepath.IsAbs(o.ProjectDir) {
+		return "", fmt.Errorf("no absolute project directory to create session %s from (CLAUDE_PROJECT_DIR for Claude Code, the hook's working directory for Codex)", id)
+	}
+	if fi, err := os.Stat(o.ProjectDir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("project directory %s is not a directory", o.ProjectDir)
+	}
+	profile := o.Profile
+	if profile == "" {
+		profile = "coding"
+	}
+	root := gitTopLevel(o.ProjectDir)
+	c, err := store.CreateWithProfile(ctx, profiles.Loader{ConfigDir: g.opts.ConfigDir},
+		sessions.CreateOptions{ID: id, Name: id, ExistOK: true, ProjectRoot: root}, profile, g.opts.Warn)
+	if err != nil {
+		return "", fmt.Errorf("create session %s: %w", id, err)
+	}
+	return c.BranchDir, nil
+}
+
+// gitTopLevel is the nearest directory at or above dir holding .git, else
+// dir itself.
+func gitTopLevel(dir string) string {
+	dir = filepath.Clean(dir)
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
+
+func otherTool(agent, tool, mode string) (agents.Answer, error) {
+	switch mode {
+	case OtherToolsAllow:
+		return agents.Allow(agent), nil
+	case "", OtherToolsAsk:
+		return agents.Ask(agent, fmt.Sprintf("scopegate does not decide %s (hooks.other_tools: ask)", tool)), nil
+	case OtherToolsDeny:
+		return agents.Deny(agent, fmt.Sprintf("scopegate: %s is not a tool scopegate decides, and hooks.other_tools is deny", tool)), nil
+	}
+	return agents.Answer{}, fmt.Errorf("hooks.other_tools is %q, not allow, ask or deny", mode)
+}
+
+// oneLineErr is err's text on one line.
+func oneLineErr(err error) string {
+	return policy.Deny("", policy.Violation{Message: err.Error()}).Message
+}

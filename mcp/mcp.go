@@ -1,0 +1,217 @@
+// Package mcp serves scopegate's tools to any MCP client over the official
+// go-sdk: the tools of the contract (from policy.ToolSpecs, the one table),
+// the branch's scope.yml and tools.org as read-only resources. Every tool
+// call goes through the gateway like any call — decided, run confined,
+// audited (:MODE: mcp), counted with via="mcp" — whichever transport
+// carries it (stdio for `scopegate mcp`, Streamable HTTP in serve).
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scopegate/scopegate/exec"
+	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/policy"
+)
+
+// Options configure a server for one session branch.
+type Options struct {
+	// Gateway decides and runs the calls. Required.
+	Gateway *gateway.Gateway
+	// BranchDir is the session branch the calls are made on. Required.
+	BranchDir string
+	// SessionID and Branch name the branch in resource URIs.
+	SessionID, Branch string
+	// Version is scopegate's version, told to clients.
+	Version string
+	// ProgressEvery is the interval of progress notifications of a
+	// running shell call (default 1s).
+	ProgressEvery time.Duration
+}
+
+// NewServer returns an MCP server of one session branch.
+func NewServer(o Options) *sdk.Server {
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = time.Second
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "scopegate", Title: "scopegate", Version: o.Version},
+		&sdk.ServerOptions{
+			Instructions: "Every tool call is decided against this session's scope.yml and run confined; " +
+				"a denied call comes back as an error whose text says what the user could widen.",
+			Capabilities: &sdk.ServerCapabilities{},
+		})
+	for _, spec := range policy.ToolSpecs() {
+		s.AddTool(tool(spec), o.handler(spec))
+	}
+	for _, r := range []struct{ file, mime, what string }{
+		{"scope.yml", "application/yaml", "what the agent may do: the branch's scope"},
+		{"tools.org", "text/x-org", "what the agent has done: the branch's audit log"},
+	} {
+		uri := o.resourceURI(r.file)
+		path := filepath.Join(o.BranchDir, r.file)
+		s.AddResource(&sdk.Resource{URI: uri, Name: r.file, MIMEType: r.mime,
+			Description: fmt.Sprintf("%s (%s/%s), read-only", r.what, o.SessionID, o.Branch)},
+			func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+				data, err := os.ReadFile(path)
+				if os.IsNotExist(err) {
+					data, err = nil, nil
+				}
+				if err != nil {
+					return nil, fmt.Errorf("read %s: %w", r.file, err)
+				}
+				text := string(data)
+				if text == "" {
+					// An empty text is no text on the wire: say what it means.
+					text = "# " + r.file + " is empty or missing\n"
+				}
+				return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: r.mime, Text: text}}}, nil
+			})
+	}
+	return s
+}
+
+// resourceURI names a file of the branch.
+func (o Options) resourceURI(file string) string {
+	return fmt.Sprintf("scopegate://sessions/%s/branches/%s/%s", o.SessionID, o.Branch, file)
+}
+
+// callResultSchema is the output schema of every tool: the call result of
+// the contract (CONTRACT §3).
+var callResultSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"call_id":  map[string]any{"type": "string"},
+		"decision": map[string]any{"type": "object"},
+		"result":   map[string]any{"type": "object"},
+	},
+	"required": []string{"call_id", "decision"},
+}
+
+// tool is the MCP tool of one spec of the table, its annotations set from
+// the spec's hints.
+func tool(spec policy.ToolSpec) *sdk.Tool {
+	destructive, openWorld := spec.Hints.Destructive, spec.Hints.OpenWorld
+	return &sdk.Tool{
+		Name: spec.Name, Title: spec.Title, Description: spec.Description,
+		InputSchema: spec.InputSchema(), OutputSchema: callResultSchema,
+		Annotations: &sdk.ToolAnnotations{Title: spec.Title, ReadOnlyHint: spec.Hints.ReadOnly,
+			DestructiveHint: &destructive, IdempotentHint: spec.Hints.Idempotent, OpenWorldHint: &openWorld},
+	}
+}
+
+// handler runs one tool call through the gateway. Arguments that do not fit
+// the tool are a JSON-RPC invalid-params error; a denial is a tool result
+// with isError and scopegate's message.
+func (o Options) handler(spec policy.ToolSpec) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		raw := req.Params.Arguments
+		if err := spec.CheckArgs(raw); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		if spec.Name == policy.ToolShell {
+			if token := req.Params.GetProgressToken(); token != nil {
+				stop := o.progress(ctx, req.Session, token)
+				defer stop()
+			}
+		}
+		res, err := o.Gateway.Call(ctx, gateway.Target{BranchDir: o.BranchDir, Via: gateway.ViaMCP},
+			policy.Call{Tool: spec.Name, Args: raw})
+		if err != nil && res.CallID == "" {
+			return nil, fmt.Errorf("scopegate: %w", err)
+		}
+		structured, jerr := toMap(res)
+		if jerr != nil {
+			return nil, jerr
+		}
+		out := &sdk.CallToolResult{StructuredContent: structured}
+		switch {
+		case !res.Decision.Allowed:
+			out.IsError = true
+			out.Content = []sdk.Content{&sdk.TextContent{Text: res.Decision.Message}}
+		default:
+			text, failed := resultText(spec.Name, res.Result)
+			out.IsError = failed
+			out.Content = []sdk.Content{&sdk.TextContent{Text: text}}
+		}
+		return out, nil
+	}
+}
+
+// progress sends a progress notification every ProgressEvery while a call
+// runs; the returned function stops it.
+func (o Options) progress(ctx context.Context, ss *sdk.ServerSession, token any) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		start := time.Now()
+		t := time.NewTicker(o.ProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				secs := now.Sub(start).Seconds()
+				_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: secs,
+					Message: fmt.Sprintf("running for %.0f s", secs)})
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// resultText is what a model reads of a result: a shell call's output and
+// exit status, a file tool's payload as JSON. failed marks a shell call
+// that exited non-zero or a file tool that failed.
+func resultText(tool string, result any) (string, bool) {
+	r, ok := result.(exec.Result)
+	if ok && tool == policy.ToolReadFile && r.Content != nil && r.ExitCode == 0 {
+		return *r.Content, false
+	}
+	if !ok || tool != policy.ToolShell {
+		data, _ := json.Marshal(result)
+		failed := ok && r.ExitCode != 0
+		return string(data), failed
+	}
+	var b strings.Builder
+	b.WriteString(r.Stdout)
+	if r.Stderr != "" {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		b.WriteString("[stderr]\n" + r.Stderr)
+	}
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "[exit code %d]", r.ExitCode)
+	if r.TimedOut {
+		b.WriteString(" (timed out)")
+	}
+	if r.Truncated {
+		b.WriteString(" (output truncated)")
+	}
+	return b.String(), r.ExitCode != 0
+}
+
+func toMap(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,43 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/scopegate/scopegate/agents"
+)
+
+// ProjectDirHeader carries an HTTP hook's project directory: Claude Code
+// fills it from CLAUDE_PROJECT_DIR (HTTP hooks interpolate allowed
+// environment variables into headers). The model cannot steer it.
+const ProjectDirHeader = "X-Scopegate-Project-Dir"
+
+// hook serves POST /v1/hooks/{agent}: the agent's hook JSON in, its answer
+// out, by the same code as `scopegate hook`. Claude Code runs the tool when
+// an HTTP hook answers anything but 2xx, so every failure here (a missing
+// token, a body over the limit, an unreadable body) is a 200 carrying a
+// deny with its reason, never an error status.
+func (s *Server) hook(agent string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answer := func(a agents.Answer) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			w.Write(a.Stdout)
+		}
+		if !s.authorized(r) {
+			answer(agents.Deny(agent, "scopegate: the hook request has no valid bearer token (Authorization header); the tool call is denied"))
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBody+1))
+		if err != nil || int64(len(body)) > s.opts.MaxBody {
+			answer(agents.Deny(agent, "scopegate: the hook request body could not be read or is too large; the tool call is denied"))
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+		defer cancel()
+		o := s.opts.Hooks
+		o.ProjectDir = r.Header.Get(ProjectDirHeader)
+		answer(s.opts.Gateway.Hook(ctx, agent, body, o))
+	})
+}
