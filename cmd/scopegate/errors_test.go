@@ -81,7 +81,7 @@ func TestErrorsInOwnWords(t *testing.T) {
 		{"bad port", []string{"serve", "--listen", "127.0.0.1:99999"}, 2, "invalid address"},
 		{"unknown flag", []string{"check", "--nope"}, 2, "unknown flag"},
 		{"config.yml invalid", []string{"gc"}, 2, "config.yml"},
-		{"presets.yml invalid", []string{"session", "create", "--name", "p"}, 0, `line 2: unknown key "scope_profil" in executor`},
+		{"presets.yml invalid", []string{"session", "create", "--name", "p"}, 2, `line 2: unknown key "scope_profil" in executor`},
 		{"user profile invalid", []string{"profiles", "show", "broken"}, 0, "netwrok"},
 		{"nothing to expand", []string{"scope", "expand", "--session", w.id}, 2, "nothing to add"},
 	}

@@ -27,7 +27,7 @@ tools.org are read-only resources. A denied call is a tool result with
 isError and scopegate's reason; arguments that do not fit a tool are an
 invalid-params error. --create starts a fresh session (its id on stderr).`,
 		Example: `  claude mcp add scopegate -- scopegate mcp --create --profile coding --project-root "$PWD"
-  scopegate mcp --session api-work-20261122103005`,
+  scopegate mcp --session "$S" </dev/null`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var dir, id string
