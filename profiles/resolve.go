@@ -3,9 +3,9 @@ package profiles
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/scopegate/scopegate/policy"
