@@ -242,8 +242,13 @@ func want(e Entry, maxOutput int) Entry {
 		w.Time = time.Time{}
 	}
 	w.Summary = unescapeLine(headlineSummary(&e))
-	if len(e.Args) > 0 {
-		w.Args = json.RawMessage(strings.TrimSuffix(blockText(string(compactJSON(e.Args))), "\n"))
+	if args := string(compactJSON(e.Args)); len(args) > maxOutput {
+		// Cut to the cap, read back as the text it is.
+		sum := sha256.Sum256([]byte(args))
+		w.ArgsTruncated = fmt.Sprintf("%d sha256:%s", len(args), hex.EncodeToString(sum[:]))
+		w.Args, _ = json.Marshal(strings.TrimSuffix(blockText(args[:utf8Prefix(args, maxOutput)]), "\n"))
+	} else if len(e.Args) > 0 {
+		w.Args = json.RawMessage(strings.TrimSuffix(blockText(args), "\n"))
 	} else {
 		w.Args = nil
 	}

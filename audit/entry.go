@@ -107,21 +107,19 @@ const (
 	StatusDenied      = "denied"
 	StatusError       = "error"
 	StatusInterrupted = "interrupted"
-	StatusExpanded    = "expanded"
 )
 
 // Status is the one word that sums an entry up, the same in its heading, in
 // tables and in JSON: denied; interrupted; error for an allowed call that
-// failed to run or exited non-zero; else allowed; expanded for a change of
-// the scope. "" for an unknown decision.
+// failed to run or exited non-zero; else allowed. "" for an unknown decision.
 func (e *Entry) Status() string {
 	switch e.Decision {
-	case DecisionExpanded:
-		return StatusExpanded
 	case DecisionInterrupted:
 		return StatusInterrupted
 	case DecisionDenied:
 		return StatusDenied
+	case DecisionExpanded:
+		return DecisionExpanded
 	case DecisionAllowed:
 		if !DecisionOnly(e.Mode) && (e.Error != "" || e.ExitCode != nil && *e.ExitCode != 0) {
 			return StatusError

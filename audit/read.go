@@ -231,7 +231,7 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 	}
 	if a, ok := o.sections["Arguments"]; ok {
 		e.Args = json.RawMessage(strings.TrimSuffix(a, "\n"))
-		if !json.Valid(e.Args) {
+		if e.ArgsTruncated != "" && !json.Valid(e.Args) {
 			// Cut to the cap (:ARGS_TRUNCATED:): kept as the text it is.
 			e.Args, _ = json.Marshal(strings.TrimSuffix(a, "\n"))
 		}

@@ -69,13 +69,12 @@ func render(e *Entry, maxOutput int) []byte {
 		writeProp(&b, "TRUNCATED", strconv.FormatInt(truncated, 10))
 	}
 	args := string(compactJSON(e.Args))
-	argsCut := false
 	if len(args) > maxOutput {
 		// Arguments are capped like output: the drawer keeps their real
 		// size and a SHA-256 of all of them, so what ran stays provable.
 		sum := sha256.Sum256([]byte(args))
 		writeProp(&b, "ARGS_TRUNCATED", strconv.Itoa(len(args))+" sha256:"+hex.EncodeToString(sum[:]))
-		args, argsCut = args[:utf8Prefix(args, maxOutput)], true
+		args = args[:utf8Prefix(args, maxOutput)]
 	} else if e.ArgsTruncated != "" {
 		writeProp(&b, "ARGS_TRUNCATED", e.ArgsTruncated)
 	}
@@ -85,9 +84,6 @@ func render(e *Entry, maxOutput int) []byte {
 	if len(e.Args) > 0 {
 		b.WriteString("** Arguments\n#+begin_src json\n")
 		writeBlockBody(&b, sanitizeBlock(args))
-		if argsCut {
-			b.WriteString("\n")
-		}
 		b.WriteString("#+end_src\n")
 	}
 	if hasResult(e) {

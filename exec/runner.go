@@ -96,6 +96,9 @@ type Options struct {
 	// OnStart, when set, is called with the pid of each started program,
 	// which is also its process group id.
 	OnStart func(pid int)
+	// Progress, when set, receives the stderr of shell calls as it comes
+	// (the result still carries all of it, capped).
+	Progress io.Writer
 }
 
 // Errors callers branch on.

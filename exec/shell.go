@@ -83,7 +83,11 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 		return res, err
 	}
 	defer stdout.abort()
-	stderr, err := newCapture(r.opts.MaxOutput, r.opts.Stderr)
+	stderrTee := r.opts.Stderr
+	if stderrTee == nil {
+		stderrTee = r.opts.Progress
+	}
+	stderr, err := newCapture(r.opts.MaxOutput, stderrTee)
 	if err != nil {
 		return res, err
 	}

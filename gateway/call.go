@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/scopegate/scopegate/audit"
@@ -105,6 +106,9 @@ func (g *Gateway) decide(t Target, call policy.Call) decision {
 	var extra []string
 	if t.ScopeFile != "" {
 		extra = append(extra, t.ScopeFile)
+	}
+	if t.BranchDir != "" {
+		extra = append(extra, g.unprotectedSession(t.BranchDir)...)
 	}
 	env := g.Env(defaultCwd, extra...)
 	out := decision{env: env}
@@ -363,14 +367,10 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 	if helper == "" {
 		helper, _ = os.Executable()
 	}
-	progress := ro.stderr
-	if progress == nil {
-		progress = g.opts.Progress
-	}
 	runner, err := exec.New(exec.Options{
 		Checker: checker{scope: dec.scope, env: dec.env}, ReadRoots: read, WriteRoots: write,
 		Protected: dec.env.Protected, Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
-		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: progress,
+		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: ro.stderr, Progress: g.opts.Progress,
 	})
 	if err != nil {
 		return failed(err)
@@ -441,4 +441,22 @@ func (g *Gateway) runRoam(ctx context.Context, call policy.Call) outcome {
 	r.Node = &node
 	payload, _ := json.Marshal(node)
 	return outcome{result: r, stdout: string(payload)}
+}
+
+// unprotectedSession returns the session directory around a branch (or the
+// branch directory itself, outside the session layout) when it lies outside
+// the protected roots — a branch selected with --branch-dir elsewhere, an
+// Emacs activity session: no tool call may write the scope it is decided
+// by, its audit or its metadata, wherever they are.
+func (g *Gateway) unprotectedSession(branchDir string) []string {
+	dir := filepath.Clean(branchDir)
+	if parent := filepath.Dir(dir); filepath.Base(parent) == "branches" {
+		dir = filepath.Dir(parent)
+	}
+	for _, p := range g.protected {
+		if dir == p || strings.HasPrefix(dir, p+string(filepath.Separator)) {
+			return nil
+		}
+	}
+	return []string{dir}
 }

@@ -41,12 +41,20 @@ func newCallCmd(a *app) *cobra.Command {
 			case err == nil:
 				var fwd struct {
 					Decision policy.Decision `json:"decision"`
-					Result   json.RawMessage `json:"result"`
+					Result   *struct {
+						ExitCode int `json:"exit_code"`
+					} `json:"result"`
 				}
 				if err := json.Unmarshal(raw, &fwd); err != nil {
 					return &exitError{code: exitInternal, err: fmt.Errorf("serve's answer: %w", err)}
 				}
-				return a.finishCall(json.RawMessage(bytes.TrimSpace(raw)), fwd.Decision.Allowed, nil, exitStatus, fwd.Result)
+				if ferr := a.finish(json.RawMessage(bytes.TrimSpace(raw)), fwd.Decision.Allowed, nil); ferr != nil || !exitStatus {
+					return ferr
+				}
+				if fwd.Result != nil && fwd.Result.ExitCode != 0 {
+					return silentExit(fwd.Result.ExitCode)
+				}
+				return nil
 			case !errors.Is(err, errNoServe):
 				if code := interruptedExit(ctx); code != 0 {
 					return silentExit(code)
@@ -69,7 +77,13 @@ func newCallCmd(a *app) *cobra.Command {
 			if res.CallID == "" {
 				return &exitError{code: exitInternal, err: err}
 			}
-			return a.finishCall(res, res.Decision.Allowed, err, exitStatus, res.Result)
+			if ferr := a.finish(res, res.Decision.Allowed, err); ferr != nil || !exitStatus {
+				return ferr
+			}
+			if code := resultExitCode(res.Result); code != 0 {
+				return silentExit(code)
+			}
+			return nil
 		},
 	}
 	sel.addFlags(cmd)
@@ -82,20 +96,9 @@ func newCallCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// finishCall is finish, then with exitStatus the command's own status.
-func (a *app) finishCall(out any, allowed bool, err error, exitStatus bool, result any) error {
-	if ferr := a.finish(out, allowed, err); ferr != nil || !exitStatus {
-		return ferr
-	}
-	if code := resultExitCode(result); code != 0 {
-		return silentExit(code)
-	}
-	return nil
-}
-
 // resultExitCode is the exit_code of a call result (0 when it has none).
 func resultExitCode(result any) int {
-	if raw, ok := result.(json.RawMessage); result == nil || ok && len(raw) == 0 {
+	if result == nil {
 		return 0
 	}
 	data, err := json.Marshal(result)

@@ -31,7 +31,7 @@ confinement); its output streams to stdout and stderr as it comes, and
 scopegate exits with the command's own status: 126, with the reason on
 stderr, if the scope now denies it. The run is appended to tools.org under
 the same call id (:MODE: exec). A call id runs once.`,
-		Example: `  scopegate exec --session 4f1c2a90-77f1-4c1e-a0c4-3f2f3c1d9e7b --branch main --call 01JD8Z3Q4W5E6R7T8Y9U0I1O2P`,
+		Example: `  scopegate scope expand --session "$S" --allow-command ls >/dev/null && scopegate exec --session "$S" --call "$(echo '{"session_id":"'"$S"'","cwd":"'"$PWD"'","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}' | scopegate hook claude-code | jq -r .hookSpecificOutput.updatedInput.command | sed 's/.*--call //')"`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if callID == "" {

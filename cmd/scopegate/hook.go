@@ -33,15 +33,19 @@ The session is the agent's own session id (created on first use from
 config.yml hooks.profile, default coding, with ${project_root} the git
 top-level of CLAUDE_PROJECT_DIR for Claude Code or of the hook's working
 directory for Codex). Whatever cannot be decided is denied: the hook never
-exits 1, which both agents take as "run the tool".`,
-		Example: `  # ~/.claude/settings.json
-  {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/usr/local/bin/scopegate hook claude-code"}]}]}}
+exits 1, which both agents take as "run the tool".
 
-  # ~/.codex/config.toml
+Claude Code, in ~/.claude/settings.json:
+  {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+    {"type": "command", "command": "/usr/local/bin/scopegate hook claude-code"}]}]}}
+
+Codex, in ~/.codex/config.toml:
   [[hooks.PreToolUse]]
   [[hooks.PreToolUse.hooks]]
   type = "command"
   command = "/usr/local/bin/scopegate hook codex"`,
+		Example: `  echo '{"session_id":"demo-1","cwd":".","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"README.md"}}' | CLAUDE_PROJECT_DIR="$PWD" scopegate hook claude-code
+  echo '{"session_id":"demo-1","cwd":".","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"curl http://example.com"}}' | scopegate hook codex`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: agents.Names(),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -123,7 +123,7 @@ reason on stderr), 1 internal error.`,
   scopegate check --session "$S" '{"tool":"read_file","args":{"path":"README.md"}}'
   scopegate call --session "$S" '{"tool":"shell","args":{"command":"ls"}}'
   scopegate audit --session "$S"`,
-		Version:       readBuildInfo().String(),
+		Version:       readVersion().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -133,12 +133,12 @@ reason on stderr), 1 internal error.`,
 			return a.resolveDirs()
 		},
 	}
-	root.SetVersionTemplate("{{.Version}}\n")
 	f := root.PersistentFlags()
 	f.StringVar(&a.sessionsDir, "sessions-dir", "", "sessions root (env SCOPEGATE_SESSIONS_DIR, default ~/.gptel/sessions)")
 	f.StringVar(&a.configDir, "config-dir", "", "config dir (env SCOPEGATE_CONFIG_DIR, default $XDG_CONFIG_HOME/scopegate)")
 	f.StringVar(&a.roamDir, "roam-dir", "", "org-roam directory (env SCOPEGATE_ROAM_DIR, default ~/org-roam)")
 	f.StringVar(&a.confine, "confine", "", "confinement of shell calls: landlock (refuse where Landlock is missing), best-effort, off (env SCOPEGATE_CONFINE, default landlock)")
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(
 		selectorsTopic(),
 		newCheckCmd(a),

@@ -25,9 +25,12 @@ is decided against the branch's scope.yml, run confined, recorded in
 tools.org (:MODE: mcp) and counted with via="mcp". The branch's scope.yml and
 tools.org are read-only resources. A denied call is a tool result with
 isError and scopegate's reason; arguments that do not fit a tool are an
-invalid-params error. --create starts a fresh session (its id on stderr).`,
-		Example: `  claude mcp add scopegate -- scopegate mcp --create --profile coding --project-root "$PWD"
-  scopegate mcp --session "$S" </dev/null`,
+invalid-params error. --create starts a fresh session (its id on stderr).
+
+Claude Code:  claude mcp add scopegate -- scopegate mcp --create --profile coding --project-root "$PWD"
+Codex:        [mcp_servers.scopegate] command = "scopegate", args = ["mcp", "--session", "ID"]`,
+		Example: `  scopegate mcp --session "$S" < /dev/null
+  scopegate mcp --create --profile coding --project-root "$PWD" < /dev/null`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var dir, id string
@@ -66,7 +69,7 @@ invalid-params error. --create starts a fresh session (its id on stderr).`,
 			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
 			s := mcp.NewServer(mcp.Options{Gateway: a.gateway(), BranchDir: dir, SessionID: id,
-				Branch: filepath.Base(dir), Version: readBuildInfo().Version})
+				Branch: filepath.Base(dir), Version: readVersion().Version})
 			if err := s.Run(ctx, &sdk.StdioTransport{}); err != nil && ctx.Err() == nil {
 				return &exitError{code: exitInternal, err: fmt.Errorf("mcp: %w", err)}
 			}

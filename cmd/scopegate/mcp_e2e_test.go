@@ -201,7 +201,7 @@ func TestMCPInspector(t *testing.T) {
 	}
 	// Every MCP call is audited with :MODE: mcp and counted with via="mcp".
 	for _, e := range w.entries() {
-		if e.Mode != audit.ModeMCP && e.Mode != "" {
+		if e.Mode != audit.ModeMCP && e.Mode != audit.ModeScope {
 			t.Errorf("entry %s has mode %q", e.CallID, e.Mode)
 		}
 	}

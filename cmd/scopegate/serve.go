@@ -162,7 +162,7 @@ func (m *serveMain) Open(ctx context.Context) error {
 	hooks.ProjectDir = "" // each hook request names its own
 	m.srv, err = server.New(server.Options{Gateway: gw, SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir,
 		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log, Hooks: hooks, TrustedSocket: m.socket,
-		Version: readBuildInfo().Version})
+		Version: readVersion().Version})
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}

@@ -8,69 +8,83 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// buildInfo is what `scopegate version` reports: the module version, the VCS
-// revision the binary was built from (with a dirty mark), and the Go
-// version, all read from what the Go toolchain embedded in the binary.
-type buildInfo struct {
-	Version   string `json:"version"`
-	Revision  string `json:"revision,omitempty"`
-	Time      string `json:"time,omitempty"`
-	Modified  bool   `json:"modified,omitempty"`
-	GoVersion string `json:"go_version"`
+// versionInfo is what `scopegate version` prints.
+type versionInfo struct {
+	// Version is the module version, or "devel" for a build from a checkout.
+	Version string `json:"version"`
+	// Revision is the VCS revision the binary was built from, if known.
+	Revision string `json:"revision,omitempty"`
+	// Time is the commit time of Revision, if known.
+	Time string `json:"time,omitempty"`
+	// Dirty reports uncommitted changes in the checkout it was built from.
+	Dirty bool `json:"dirty,omitempty"`
+	// Go is the Go version the binary was built with.
+	Go string `json:"go"`
+	// Platform is GOOS/GOARCH.
+	Platform string `json:"platform"`
 }
 
-func readBuildInfo() buildInfo {
-	b := buildInfo{Version: "(devel)", GoVersion: runtime.Version()}
+// readVersion reads the version from the build information Go embeds.
+func readVersion() versionInfo {
+	v := versionInfo{Version: "devel", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return b
+		return v
 	}
-	if bi.Main.Version != "" {
-		b.Version = bi.Main.Version
+	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v.Version = bi.Main.Version
 	}
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			b.Revision = s.Value
+			v.Revision = s.Value
 		case "vcs.time":
-			b.Time = s.Value
+			v.Time = s.Value
 		case "vcs.modified":
-			b.Modified = s.Value == "true"
+			v.Dirty = s.Value == "true"
 		}
 	}
-	return b
+	return v
 }
 
-// String is the one-line form: `scopegate v1.2.3 (rev 0123abc, dirty) go1.26.0`.
-func (b buildInfo) String() string {
-	s := "scopegate " + b.Version
-	if b.Revision != "" {
-		rev := b.Revision
-		if len(rev) > 12 {
-			rev = rev[:12]
+// String is the one-line form: "scopegate VERSION (REVISION[+dirty], GO, OS/ARCH)".
+func (v versionInfo) String() string {
+	rev := ""
+	if v.Revision != "" {
+		rev = shortRev(v.Revision)
+		if v.Dirty {
+			rev += "+dirty"
 		}
-		s += " (rev " + rev
-		if b.Modified {
-			s += ", dirty"
-		}
-		s += ")"
+		rev += ", "
 	}
-	return s + " " + b.GoVersion
+	return fmt.Sprintf("scopegate %s (%s%s, %s)", v.Version, rev, v.Go, v.Platform)
+}
+
+func shortRev(r string) string {
+	if len(r) > 12 {
+		return r[:12]
+	}
+	return r
 }
 
 func newVersionCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "version",
-		Short:   "Print the version, the revision it was built from and the Go version",
-		Example: "  scopegate version\n  scopegate version --json",
-		Args:    cobra.NoArgs,
+		Use:   "version",
+		Short: "Print the version, VCS revision and Go version",
+		Long: `Print the version of scopegate: the module version (or "devel" for a build
+from a checkout), the VCS revision it was built from with "+dirty" when the
+checkout had uncommitted changes, and the Go version. "scopegate --version"
+prints the same line.`,
+		Example: `  scopegate version
+  scopegate version --json`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			b := readBuildInfo()
+			v := readVersion()
 			if asJSON {
-				return writeJSON(a.stdout, b)
+				return writeJSON(a.stdout, v)
 			}
-			fmt.Fprintln(a.stdout, b.String())
+			fmt.Fprintln(a.stdout, v.String())
 			return nil
 		},
 	}
