@@ -26,17 +26,7 @@ func (g *Gateway) selector(branchDir string) string {
 	branches := filepath.Dir(branchDir)
 	session := filepath.Dir(branches)
 	if g.opts.SessionsDir != "" && filepath.Base(branches) == "branches" && filepath.Dir(session) == filepath.Clean(g.opts.SessionsDir) {
-		return "--session " + shellQuote(filepath.Base(session)) + " --branch " + shellQuote(filepath.Base(branchDir))
+		return "--session " + policy.ShellQuote(filepath.Base(session)) + " --branch " + policy.ShellQuote(filepath.Base(branchDir))
 	}
-	return "--branch-dir " + shellQuote(branchDir)
-}
-
-// shellQuote quotes s for a shell if it holds anything but safe characters.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return "--branch-dir " + policy.ShellQuote(branchDir)
 }

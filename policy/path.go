@@ -281,6 +281,10 @@ func narrowest(p string, info fs.FileInfo) string {
 	return EscapeGlob(p)
 }
 
+// ShellQuote quotes s for a POSIX shell if it holds anything but safe
+// characters, as the fix hints of denial messages do.
+func ShellQuote(s string) string { return quoteArg(s) }
+
 // quoteArg quotes s for a message if it holds anything but safe characters.
 func quoteArg(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {

@@ -11,7 +11,9 @@ import (
 )
 
 func newBranchCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "branch", Short: "Create, switch and list a session's branches"}
+	cmd := &cobra.Command{Use: "branch", Short: "Create, switch and list a session's branches",
+		Example: `  scopegate branch list "$S"
+  scopegate branch create "$S" try-2 --switch`}
 	cmd.AddCommand(newBranchCreateCmd(a), newBranchSwitchCmd(a), newBranchListCmd(a))
 	return cmd
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/scopegate/scopegate/profiles"
+	"github.com/scopegate/scopegate/sessions"
 )
 
 // completer completes session ids, branch names, profiles, presets and the
@@ -29,13 +32,21 @@ func (c completer) sessions(_ *cobra.Command, _ []string, prefix string) ([]cobr
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	return matching(list, prefix, func(s sessions.Summary) cobra.Completion {
+		return cobra.CompletionWithDesc(s.SessionID, s.Preset)
+	}), cobra.ShellCompDirectiveNoFileComp
+}
+
+// matching are the completions of the items whose completion starts with
+// prefix.
+func matching[T any](items []T, prefix string, completion func(T) cobra.Completion) []cobra.Completion {
 	var out []cobra.Completion
-	for _, s := range list {
-		if strings.HasPrefix(s.SessionID, prefix) {
-			out = append(out, cobra.CompletionWithDesc(s.SessionID, s.Preset))
+	for _, it := range items {
+		if c := completion(it); strings.HasPrefix(c, prefix) {
+			out = append(out, c)
 		}
 	}
-	return out, cobra.ShellCompDirectiveNoFileComp
+	return out
 }
 
 // branchesOf completes the branches of session id.
@@ -47,13 +58,8 @@ func (c completer) branchesOf(id, prefix string) ([]cobra.Completion, cobra.Shel
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	var out []cobra.Completion
-	for _, b := range list {
-		if strings.HasPrefix(b.Name, prefix) {
-			out = append(out, b.Name)
-		}
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp
+	return matching(list, prefix, func(b sessions.BranchInfo) cobra.Completion { return b.Name }),
+		cobra.ShellCompDirectiveNoFileComp
 }
 
 // branchFlag completes --branch from the command's --session.
@@ -84,13 +90,8 @@ func (c completer) profiles(_ *cobra.Command, args []string, prefix string) ([]c
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	var out []cobra.Completion
-	for _, p := range list {
-		if strings.HasPrefix(p.Name, prefix) {
-			out = append(out, p.Name)
-		}
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp
+	return matching(list, prefix, func(p profiles.Info) cobra.Completion { return p.Name }),
+		cobra.ShellCompDirectiveNoFileComp
 }
 
 func (c completer) presets(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,5 +128,27 @@ func TestErrorsInOwnWords(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A port in use says so and points to --listen.
+func TestServePortInUse(t *testing.T) {
+	w := newWorkspace(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cmd := w.cmd("serve", "--listen", ln.Addr().String())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil {
+		t.Fatal("serve ran on a port in use")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInternal {
+		t.Errorf("exit %d, want %d", code, exitInternal)
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "already in use") || !strings.Contains(msg, "--listen HOST:PORT") {
+		t.Errorf("stderr %q", msg)
 	}
 }

@@ -28,12 +28,15 @@ func TestExamplesRun(t *testing.T) {
 	root := newRootCmd(&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c.Name() == "serve" { // runs until stopped
+		// serve runs until stopped; exec runs a call an agent hook stored.
+		if c.Name() == "serve" || c.Name() == "exec" {
 			return
 		}
 		for line := range strings.SplitSeq(c.Example, "\n") {
 			line = strings.TrimSpace(line)
-			if line == "" {
+			// Lines that are not scopegate commands are configuration to
+			// copy (agent settings) or another program's command.
+			if !strings.HasPrefix(line, "scopegate ") && !strings.HasPrefix(line, "S=") && !strings.HasPrefix(line, "echo ") {
 				continue
 			}
 			t.Run(c.CommandPath()+": "+line, func(t *testing.T) {
@@ -54,6 +57,26 @@ func TestExamplesRun(t *testing.T) {
 					t.Fatalf("exit %d\n%s", code, out)
 				}
 			})
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// TestEveryCommandHasExamples: a newcomer finds an Examples section on
+// every command.
+func TestEveryCommandHasExamples(t *testing.T) {
+	root := newRootCmd(&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		// cobra's own help and completion commands document themselves.
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" && c.Parent() == root {
+			return
+		}
+		if c.Example == "" {
+			t.Errorf("%s has no examples", c.CommandPath())
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)

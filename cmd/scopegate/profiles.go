@@ -8,7 +8,9 @@ import (
 )
 
 func newProfilesCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "profiles", Short: "List and show scope profiles"}
+	cmd := &cobra.Command{Use: "profiles", Short: "List and show scope profiles",
+		Example: `  scopegate profiles list
+  scopegate profiles show research`}
 	cmd.AddCommand(newProfilesListCmd(a), newProfilesShowCmd(a))
 	return cmd
 }

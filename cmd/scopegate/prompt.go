@@ -13,9 +13,10 @@ import (
 
 func newPromptCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "prompt",
-		Short: "Record system prompt changes of a session branch",
-		Args:  cobra.NoArgs,
+		Use:     "prompt",
+		Short:   "Record system prompt changes of a session branch",
+		Example: `  scopegate prompt log --session "$S" --new "You are a careful engineer."`,
+		Args:    cobra.NoArgs,
 	}
 	cmd.AddCommand(newPromptLogCmd(a))
 	return cmd

@@ -15,7 +15,9 @@ import (
 )
 
 func newScopeCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "scope", Short: "Show and expand a branch's scope"}
+	cmd := &cobra.Command{Use: "scope", Short: "Show and expand a branch's scope",
+		Example: `  scopegate scope show --session "$S"
+  scopegate scope expand --session "$S" --allow-command make`}
 	cmd.AddCommand(newScopeShowCmd(a), newScopeExpandCmd(a))
 	return cmd
 }

@@ -15,7 +15,10 @@ import (
 )
 
 func newSessionCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "session", Short: "Create, list and show sessions"}
+	cmd := &cobra.Command{Use: "session", Short: "Create, list and show sessions",
+		Example: `  S=$(scopegate session create --name demo --project-root "$PWD" --print-id)
+  scopegate session list
+  scopegate session show "$S"`}
 	cmd.AddCommand(newSessionCreateCmd(a), newSessionListCmd(a), newSessionShowCmd(a))
 	return cmd
 }
