@@ -75,6 +75,9 @@ type Server struct {
 	log     *slog.Logger
 	handler http.Handler
 
+	// mcpHs are the MCP handlers, one per session.
+	mcpHs mcpHandlers
+
 	// inflight counts running handlers, so that a shutdown past its grace
 	// period still waits for cancelled calls to be recorded.
 	inflight sync.WaitGroup

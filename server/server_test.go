@@ -414,3 +414,42 @@ func TestCreateSessionFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+// An MCP session id handed out on one session's route is unknown on
+// another's: calls can never land on a session the URL does not name.
+func TestMCPSessionBoundToItsRoute(t *testing.T) {
+	e := newEnv(t, "")
+	e.mustDo("POST", "/v1/sessions", fmt.Sprintf(`{"id":"s2","worktrees":[%q]}`, e.proj), http.StatusCreated, nil)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest("POST", e.url+"/v1/sessions/s1/mcp", strings.NewReader(init))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize on s1: %s, session id %q", resp.Status, sid)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	for _, c := range []struct {
+		path string
+		ok   bool
+	}{{"/v1/sessions/s1/mcp", true}, {"/v1/sessions/s2/mcp", false}} {
+		req, _ := http.NewRequest("POST", e.url+c.path, strings.NewReader(list))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.StatusCode == http.StatusOK; got != c.ok {
+			t.Errorf("%s with s1's MCP session: %s", c.path, resp.Status)
+		}
+	}
+}
