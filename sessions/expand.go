@@ -226,7 +226,7 @@ func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
 				continue
 			}
 			n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
-			if seq.Style&yaml.FlowStyle != 0 {
+			if seq.Style&yaml.FlowStyle != 0 || yaml11Word(v) {
 				n.Style = yaml.DoubleQuotedStyle
 			}
 			seq.Content = append(seq.Content, n)
@@ -288,6 +288,17 @@ func hasScalar(seq *yaml.Node, v string) bool {
 		if n.Kind == yaml.ScalarNode && n.Value == v {
 			return true
 		}
+	}
+	return false
+}
+
+// yaml11Word reports whether a YAML 1.1 reader (Emacs's, gptel's) would
+// read v unquoted as a boolean or null: such entries are written quoted, so
+// that `--allow-command no` stays the command "no" for every reader.
+func yaml11Word(v string) bool {
+	switch strings.ToLower(v) {
+	case "y", "yes", "n", "no", "on", "off", "true", "false", "null", "~":
+		return true
 	}
 	return false
 }

@@ -30,8 +30,8 @@ var ErrCorrupt = errors.New("corrupt")
 // Metadata is metadata.yml: the session's identity and how it was created.
 type Metadata struct {
 	SessionID       string    `yaml:"session_id" json:"session_id"`
-	Created         time.Time `yaml:"created" json:"created"`
-	Updated         time.Time `yaml:"updated" json:"updated"`
+	Created         time.Time `yaml:"created" json:"created,omitzero"`
+	Updated         time.Time `yaml:"updated" json:"updated,omitzero"`
 	Preset          string    `yaml:"preset" json:"preset"`
 	Type            string    `yaml:"type,omitempty" json:"type,omitempty"`
 	ParentSessionID string    `yaml:"parent_session_id,omitempty" json:"parent_session_id,omitempty"`
@@ -39,11 +39,27 @@ type Metadata struct {
 	Worktrees       []string  `yaml:"worktrees,omitempty" json:"worktrees,omitempty"`
 }
 
+// MarshalYAML writes preset double-quoted, the one spelling the original
+// gptel code finds it by; the rest as plain YAML.
+func (m Metadata) MarshalYAML() (any, error) {
+	type plain Metadata
+	var n yaml.Node
+	if err := n.Encode(plain(m)); err != nil {
+		return nil, err
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "preset" {
+			n.Content[i+1].Style = yaml.DoubleQuotedStyle
+		}
+	}
+	return &n, nil
+}
+
 // BranchMetadata is branch-metadata.yml: where a branch came from.
 type BranchMetadata struct {
 	// ParentBranch is empty for a session's first branch.
 	ParentBranch        string    `yaml:"parent_branch,omitempty" json:"parent_branch,omitempty"`
-	Created             time.Time `yaml:"created" json:"created"`
+	Created             time.Time `yaml:"created" json:"created,omitzero"`
 	BranchPointPosition *int64    `yaml:"branch_point_position,omitempty" json:"branch_point_position,omitempty"`
 }
 
