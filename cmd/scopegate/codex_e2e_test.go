@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,14 +36,7 @@ type mockResponses struct {
 func newMockResponses(t *testing.T, script []string) *mockResponses {
 	t.Helper()
 	m := &mockResponses{t: t, script: script, outputs: map[string]string{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(m.serve)}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	m.url = "http://" + ln.Addr().String() + "/v1"
+	m.url = serveLoopback(t, http.HandlerFunc(m.serve)) + "/v1"
 	return m
 }
 

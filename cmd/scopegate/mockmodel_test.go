@@ -44,15 +44,22 @@ type mockAnthropic struct {
 func newMockAnthropic(t *testing.T, script []toolStep) *mockAnthropic {
 	t.Helper()
 	m := &mockAnthropic{t: t, script: script, results: map[string]toolResult{}}
+	m.url = serveLoopback(t, http.HandlerFunc(m.serve))
+	return m
+}
+
+// serveLoopback serves h on a free loopback port until the test ends and
+// returns its base URL.
+func serveLoopback(t *testing.T, h http.Handler) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(m.serve)}
+	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	m.url = "http://" + ln.Addr().String()
-	return m
+	return "http://" + ln.Addr().String()
 }
 
 type anthropicRequest struct {
