@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -107,7 +108,35 @@ func (l Loader) Load(name string) (policy.Document, error) {
 	if err != nil {
 		return policy.Document{}, fmt.Errorf("profile %q (%s): %w", name, source, err)
 	}
+	if source == SourceBuiltin {
+		doc.Paths.Deny = withCredentials(doc.Paths.Deny)
+	}
 	return doc, nil
+}
+
+// CredentialDeny is the one list of credential stores, shell histories and
+// process entries that every built-in profile and every worktree scope
+// denies: what no tool call of a coding agent needs to read, and what
+// would leak a secret if it did. User profiles choose for themselves.
+func CredentialDeny() []string {
+	return []string{
+		"**/.ssh/**", "**/.gnupg/**", "**/.aws/**", "**/.azure/**", "**/.config/gcloud/**",
+		"**/.kube/**", "**/.docker/config.json", "**/.git-credentials", "**/.config/gh/**", "**/.config/hub",
+		"**/.npmrc", "**/.pypirc", "**/.cargo/credentials*", "**/.gem/credentials", "**/.terraform.d/credentials*",
+		"**/.password-store/**", "**/.netrc", "**/.authinfo*", "**/.*_history", "**/.python_history",
+		"/proc/self/**", "/proc/thread-self/**", "/proc/[0-9]*/**",
+	}
+}
+
+// withCredentials is deny with CredentialDeny added, each entry once.
+func withCredentials(deny []string) []string {
+	out := append([]string(nil), deny...)
+	for _, c := range CredentialDeny() {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // List returns every available profile, sorted by name.
@@ -161,6 +190,6 @@ func WorktreeScope(dirs []string) policy.Document {
 		doc.Paths.Read = append(doc.Paths.Read, pat)
 		doc.Paths.Write = append(doc.Paths.Write, pat)
 	}
-	doc.Paths.Deny = StandardDeny()
+	doc.Paths.Deny = withCredentials(StandardDeny())
 	return doc
 }

@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -219,5 +220,39 @@ func TestExpandProjectRootTrailingSlash(t *testing.T) {
 	got, _ := ExpandProjectRoot(doc, "/home/u/proj/")
 	if got.Paths.Write[0] != "/home/u/proj/**" {
 		t.Errorf("got %q", got.Paths.Write[0])
+	}
+}
+
+// Every built-in profile and every worktree scope denies the credential
+// stores of CredentialDeny, and its own copy of the list is not needed.
+func TestBuiltinsDenyCredentials(t *testing.T) {
+	l := Loader{}
+	for _, name := range []string{"coding", "research", "restricted"} {
+		doc, err := l.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range CredentialDeny() {
+			if !slices.Contains(doc.Paths.Deny, c) {
+				t.Errorf("%s does not deny %s", name, c)
+			}
+		}
+	}
+	w := WorktreeScope([]string{"/w"})
+	if !slices.Contains(w.Paths.Deny, "**/.git-credentials") {
+		t.Errorf("worktree scope deny %q", w.Paths.Deny)
+	}
+	home := "/home/u"
+	sc, err := policy.Compile(WorktreeScope([]string{home}), policy.Env{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{home + "/.git-credentials", home + "/.config/gh/hosts.yml", home + "/.docker/config.json",
+		home + "/.kube/config", home + "/.npmrc", home + "/.pypirc", home + "/.cargo/credentials.toml", home + "/.bash_history",
+		home + "/.zsh_history"} {
+		args, _ := json.Marshal(map[string]string{"path": p})
+		if d := sc.Decide(policy.Call{Tool: policy.ToolReadFile, Args: args, Cwd: home}, policy.Env{Home: home}); d.Allowed {
+			t.Errorf("read_file %s is allowed", p)
+		}
 	}
 }
