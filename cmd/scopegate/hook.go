@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -82,16 +83,45 @@ func (a *app) runHook(ctx context.Context, agent string) (err error) {
 	if err != nil {
 		return a.writeAnswer(agents.Deny(agent, "scopegate: "+oneLine(err.Error())+"; the tool call is denied"))
 	}
+	// Answer well inside the agents' hook timeouts: a decision that takes
+	// longer (a lock held, a hung serve) is a deny, never a silence the
+	// agent could take as "run the tool".
+	ctx, cancel := context.WithTimeout(ctx, hookDeadline)
+	defer cancel()
+	done := make(chan agents.Answer, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- agents.Deny(agent, "scopegate: internal error while deciding this tool call; it is denied")
+			}
+		}()
+		done <- a.decideHook(ctx, agent, input, opts)
+	}()
+	select {
+	case ans := <-done:
+		return a.writeAnswer(ans)
+	case <-ctx.Done():
+		return a.writeAnswer(agents.Deny(agent, fmt.Sprintf("scopegate: no decision within %s; the tool call is denied", hookDeadline)))
+	}
+}
+
+// hookDeadline bounds one hook decision; agents wait 60 s (Claude Code's
+// default, and the timeout the README's settings give) before they give up.
+const hookDeadline = 20 * time.Second
+
+// decideHook forwards the hook to the serve holding the sessions root, or
+// decides it in-process when there is none.
+func (a *app) decideHook(ctx context.Context, agent string, input []byte, opts gateway.HookOptions) agents.Answer {
 	var raw []byte
 	h := http.Header{}
 	h.Set(server.ProjectDirHeader, opts.ProjectDir)
 	switch err := a.forward(ctx, "/v1/hooks/"+agent, h, input, &raw); {
 	case err == nil:
-		return a.writeAnswer(agents.Answer{Stdout: raw})
+		return agents.Answer{Stdout: raw}
 	case !errors.Is(err, errNoServe):
-		return a.writeAnswer(agents.Deny(agent, "scopegate: "+oneLine(err.Error())+"; the tool call is denied"))
+		return agents.Deny(agent, "scopegate: "+oneLine(err.Error())+"; the tool call is denied")
 	}
-	return a.writeAnswer(a.gateway().Hook(ctx, agent, input, opts))
+	return a.gateway().Hook(ctx, agent, input, opts)
 }
 
 // hookOptions are the gateway's hook options for agent: the project

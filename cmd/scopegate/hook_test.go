@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,4 +115,39 @@ func TestCLIForwardsToServe(t *testing.T) {
 	}
 	// Without a serve, the CLI decides in-process.
 	w.run(3, "check", "--session", w.id, `{"tool":"shell","args":{"command":"curl x"}}`)
+}
+
+// A hook whose decision hangs (here: a serve socket that accepts and never
+// answers) denies within its deadline instead of leaving the agent to time
+// out, which both agents take as "run the tool".
+func TestHookDeniesWhenTheDecisionHangs(t *testing.T) {
+	root := t.TempDir()
+	w := &workspace{t: t, root: root, sessions: filepath.Join(root, "sessions"), cfg: filepath.Join(root, "config"),
+		proj: filepath.Join(root, "proj")}
+	for _, d := range []string{w.sessions, w.proj} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("unix", filepath.Join(w.sessions, ".scopegate.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	in := `{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`
+	cmd := w.cmd("hook", "claude-code")
+	cmd.Stdin = strings.NewReader(in)
+	code, stdout, _ := exitCode(t, cmd)
+	if code != 0 || !strings.Contains(stdout, `"permissionDecision":"deny"`) || !strings.Contains(stdout, "no decision within") {
+		t.Errorf("exit %d, stdout %q; want a deny for the hung decision", code, stdout)
+	}
 }
