@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -142,6 +144,12 @@ func (j *Journal) Recover(ctx context.Context, log *Log) (int, error) {
 		selfStart = id.start
 	}
 	mine := claimMark + strconv.Itoa(self) + "." + strconv.FormatUint(selfStart, 10) + "."
+	written := &writtenSet{path: log.Path}
+	for _, d := range names {
+		if id, _, _ := strings.Cut(strings.TrimSuffix(d.Name(), recordExt), claimMark); validCallID(id) {
+			written.want(id)
+		}
+	}
 	n := 0
 	var errs []error
 	for _, d := range names {
@@ -160,7 +168,7 @@ func (j *Journal) Recover(ctx context.Context, log *Log) (int, error) {
 		if !strings.HasSuffix(name, recordExt) && !strings.Contains(name, claimMark) {
 			continue
 		}
-		ok, err := j.recoverOne(ctx, log, name, mine)
+		ok, err := j.recoverOne(ctx, log, written, name, mine)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -176,7 +184,7 @@ func (j *Journal) Recover(ctx context.Context, log *Log) (int, error) {
 
 // recoverOne recovers one journal file if its owner (or, for a claimed
 // file, its claimer) is gone.
-func (j *Journal) recoverOne(ctx context.Context, log *Log, name, mine string) (bool, error) {
+func (j *Journal) recoverOne(ctx context.Context, log *Log, written *writtenSet, name, mine string) (bool, error) {
 	path := filepath.Join(j.Dir, name)
 	if base, claim, ok := strings.Cut(name, claimMark); ok {
 		// A claim left by a recoverer: take it over only if that one died.
@@ -213,6 +221,17 @@ func (j *Journal) recoverOne(ctx context.Context, log *Log, name, mine string) (
 	if err != nil {
 		return false, err
 	}
+	// The owner may have died between writing the call's entry and
+	// removing its record: the call finished and is in tools.org already.
+	switch done, err := written.has(rec.CallID); {
+	case err != nil:
+		return false, err
+	case done:
+		if err := os.Remove(claimed); err != nil {
+			return false, fmt.Errorf("remove finished record %s: %w", name, err)
+		}
+		return false, nil
+	}
 	msg := fmt.Sprintf("scopegate process %d ended before the call finished", rec.PID)
 	if rec.ChildPID > 0 && alive(rec.ChildPID, rec.ChildStart) && rec.ChildStart != 0 {
 		if err := killTree(rec.ChildPID); err != nil {
@@ -242,6 +261,68 @@ func (j *Journal) recoverOne(ctx context.Context, log *Log, name, mine string) (
 		return true, fmt.Errorf("remove recovered record %s: %w", name, err)
 	}
 	return true, nil
+}
+
+// writtenSet tells which of the wanted call ids have an entry in a
+// tools.org file, reading the file once, on the first question.
+type writtenSet struct {
+	path    string
+	wanted  map[string]bool
+	scanned bool
+	found   map[string]bool
+}
+
+func (w *writtenSet) want(id string) {
+	if w.wanted == nil {
+		w.wanted = map[string]bool{}
+	}
+	w.wanted[id] = true
+}
+
+// has reports whether the log holds an entry of call id. An entry's call
+// id is the first property of its drawer: the headline, ":PROPERTIES:",
+// then ":CALL_ID: id". A line of a block never starts with "*" (it is
+// escaped with a comma), so text inside an entry cannot forge that.
+func (w *writtenSet) has(id string) (bool, error) {
+	if !w.scanned {
+		w.scanned = true
+		w.found = map[string]bool{}
+		f, err := os.Open(w.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", w.path, err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		// state 1: the line was a headline; 2: ":PROPERTIES:" after one.
+		state := 0
+		for sc.Scan() {
+			line := sc.Bytes()
+			switch {
+			case state == 2:
+				if v, ok := bytes.CutPrefix(line, []byte(":CALL_ID:")); ok {
+					if v = bytes.TrimLeft(v, " "); w.wanted[string(v)] {
+						w.found[string(v)] = true
+					}
+				}
+				state = 0
+			case state == 1 && string(line) == ":PROPERTIES:":
+				state = 2
+			default:
+				state = 0
+			}
+			if bytes.HasPrefix(line, []byte("* ")) {
+				state = 1
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return false, fmt.Errorf("read %s: %w", w.path, err)
+		}
+	}
+	return w.found[id], nil
 }
 
 // killTree kills pid's process group when pid leads one, else pid alone.

@@ -355,15 +355,25 @@ func TestServeKilledMidLoad(t *testing.T) {
 		es := branchEntries(t, w, id)
 		seen := map[string]bool{}
 		extra := 0
+		extraBy := map[string]int{}
 		for _, e := range es {
+			if e.Decision == audit.DecisionExpanded { // the scope changes made during the load
+				continue
+			}
+			if seen[e.CallID] {
+				t.Errorf("%s: call %s has two entries", id, e.CallID)
+			}
 			seen[e.CallID] = true
 			if e.Decision == audit.DecisionInterrupted {
 				interrupted++
 			}
 			if !c.acked[e.CallID] {
 				extra++
+				extraBy[e.Decision+" "+e.Tool]++
 			}
 		}
+		t.Logf("%s: %d sent, %d answered with a call id, %d unanswered; %d entries, %d without an answer %v",
+			id, c.sent, len(c.acked), c.unacked, len(es), extra, extraBy)
 		for callID := range c.acked {
 			if !seen[callID] {
 				t.Errorf("%s: answered call %s is not in tools.org", id, callID)
@@ -373,7 +383,8 @@ func TestServeKilledMidLoad(t *testing.T) {
 		// or finished just before it. Never more than the unanswered requests
 		// plus the checks (which have no call id).
 		if extra > c.unacked+(c.sent-len(c.acked)) {
-			t.Errorf("%s: %d entries without an answer, but only %d requests went unanswered", id, extra, c.unacked)
+			t.Errorf("%s: %d entries without an answer (%v), but only %d requests went unanswered (%d sent, %d answered)",
+				id, extra, extraBy, c.unacked, c.sent, len(c.acked))
 		}
 		for _, e := range es {
 			if e.Decision == audit.DecisionInterrupted && c.acked[e.CallID] {
