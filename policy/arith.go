@@ -58,6 +58,8 @@ func (c *checker) arithVars(x syntax.ArithmExpr, st *shellState) {
 	}
 }
 
+// arithRead records that an arithmetic expression reads a variable, whose
+// subscript bash evaluates.
 func (c *checker) arithRead(name string, st *shellState) {
 	if st.numeric[name] {
 		return
@@ -127,6 +129,7 @@ func (c *checker) paramOps(pe *syntax.ParamExp, st *shellState) {
 	}
 }
 
+// isName reports whether s is a shell variable name.
 func isName(s string) bool {
 	if s == "" || s[0] >= '0' && s[0] <= '9' {
 		return false

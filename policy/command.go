@@ -9,6 +9,8 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
+// callExpr checks a simple command: its assignments, then its words
+// expanded, then the program they run.
 func (c *checker) callExpr(ce *syntax.CallExpr, st *shellState) {
 	if len(ce.Args) > 0 {
 		c.calls++
@@ -75,288 +77,46 @@ func (c *checker) simple(args []arg, st *shellState, lookup bool) {
 	c.external(args, st)
 }
 
-// builtin checks a shell builtin; it reports false for names that are not
-// builtins handled here (they are then checked as programs).
-func (c *checker) builtin(name string, args []arg, st *shellState) bool {
-	switch name {
-	case "unset":
-		fn := false
-		for _, a := range args[1:] {
-			switch {
-			case !a.known:
-				st.funcs = map[string]bool{} // which function goes is unknown
-			case a.s == "-f":
-				fn = true
-			case a.s == "-v" || strings.HasPrefix(a.s, "-"):
-			default:
-				delete(st.funcs, a.s) // unset NAME removes a function when no variable has the name
-				if !fn {
-					st.vars[a.s] = ptr("") // an unset variable expands to nothing
-					delete(st.unbounded, a.s)
-				}
-			}
-		}
-		return true
-	case "test", "[":
-		for i := 1; i+1 < len(args); i++ {
-			if args[i].known && args[i].s == "-v" && (!args[i+1].known || strings.ContainsAny(args[i+1].s, "[]")) {
-				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name + " -v",
-					Message: "a variable name with an array subscript is evaluated by bash and can run commands"})
-			}
-		}
-		return true
-	case "shopt":
-		set := true
-		for _, a := range args[1:] {
-			switch {
-			case !a.known:
-			case a.s == "-s":
-				set = true
-			case a.s == "-u":
-				set = false
-			case strings.HasPrefix(a.s, "-"):
-			default:
-				if st.shopt == nil {
-					st.shopt = map[string]bool{}
-				}
-				st.shopt[a.s] = set
-				st.cfg = nil // expansions follow the new options
-			}
-		}
-		return true
-	case "set":
-		for i, a := range args[1:] {
-			if a.known && a.s == "--" {
-				// set -- ARGS sets the positional parameters.
-				st.pos, st.posKnown = nil, true
-				for _, b := range args[i+2:] {
-					if !b.known {
-						st.posKnown = false
-					}
-					st.pos = append(st.pos, b.s)
-				}
-				break
-			}
-		}
-		return true
-	case "true", "false", ":", "echo", "pwd", "shift", "exit", "return",
-		"break", "continue", "wait", "type", "umask", "ulimit",
-		"times", "jobs", "fg", "bg", "disown", "dirs", "popd", "caller",
-		"help", "logout", "suspend":
-		return true
-	case "read", "printf", "mapfile", "readarray", "getopts":
-		// They assign variables: the names must not be dangerous ones.
-		for _, a := range args[1:] {
-			if name == "mapfile" || name == "readarray" {
-				if a.known && strings.HasPrefix(a.s, "-") && strings.Contains(a.s, "C") {
-					c.add(Violation{Reason: ReasonDynamicCommand, Resource: name + " -C",
-						Message: name + " -C runs a callback command string, which cannot be checked"})
-				}
-			}
-		}
-		for _, n := range assignedNames(name, args[1:]) {
-			if n.known && strings.ContainsAny(n.s, "[]") {
-				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name + " " + n.s,
-					Message: "a variable name with an array subscript is evaluated by bash and can run commands"})
-				continue
-			}
-			if !n.known {
-				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
-					Message: name + " assigns a variable whose name is known only at run time"})
-				continue
-			}
-			c.addAll(c.s.envAssign(n.s, nil, st.cwd, c.env))
-			st.vars[n.s] = nil
-			// A line read from a pipe is a checked command's output; read
-			// from anywhere else, or made by printf or getopts, it is data.
-			st.setUnbounded(n.s, !(st.pipedIn && (name == "read" || name == "mapfile" || name == "readarray")))
-		}
-		return true
-	case "cd", "pushd":
-		c.cd(args, st)
-		return true
-	case "eval", "source", ".", "alias", "enable", "fc", "bind":
-		c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
-			Message: fmt.Sprintf("%s runs or defines code that cannot be checked before it runs; run the commands themselves", name)})
-		return true
-	case "hash":
-		for _, a := range args[1:] {
-			if !a.known || strings.HasPrefix(a.s, "-p") {
-				c.add(Violation{Reason: ReasonDynamicCommand, Resource: "hash -p",
-					Message: "hash -p makes a name run another program"})
-			}
-		}
-		return true
-	case "trap":
-		c.trap(args, st)
-		return true
-	case "exec":
-		rest := args[1:]
-		for len(rest) > 0 && rest[0].known && strings.HasPrefix(rest[0].s, "-") {
-			if rest[0].s == "--" {
-				rest = rest[1:]
-				break
-			}
-			if rest[0].s == "-a" && len(rest) > 1 {
-				rest = rest[1:]
-			}
-			rest = rest[1:]
-		}
-		c.simple(rest, st, false)
-		return true
-	case "command":
-		rest := args[1:]
-		for len(rest) > 0 && rest[0].known && strings.HasPrefix(rest[0].s, "-") {
-			if rest[0].s == "-v" || rest[0].s == "-V" {
-				return true // only looks the name up
-			}
-			if rest[0].s == "--" {
-				rest = rest[1:]
-				break
-			}
-			rest = rest[1:]
-		}
-		if len(rest) > 0 && rest[0].known && !strings.Contains(rest[0].s, "/") && c.builtin(rest[0].s, rest, st) {
-			return true
-		}
-		c.simple(rest, st, false)
-		return true
-	case "builtin":
-		if len(args) > 1 && args[1].known && c.builtin(args[1].s, args[1:], st) {
-			return true
-		}
-		if len(args) > 1 {
-			c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: "builtin",
-				Message: "builtin names a command that is not a checked shell builtin"})
-		}
-		return true
-	case "export", "declare", "typeset", "local", "readonly", "let":
-		// Reached only through command/builtin: assignments as words.
-		for _, a := range args[1:] {
-			if !a.known {
-				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
-					Message: name + " with an argument known only at run time cannot be checked"})
-				continue
-			}
-			if n, v, ok := strings.Cut(a.s, "="); ok {
-				c.addAll(c.s.envAssign(n, &v, st.cwd, c.env))
-			}
-		}
-		return true
-	}
-	return false
-}
-
-func (c *checker) cd(args []arg, st *shellState) {
-	var target *arg
-	physical := false
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		if a.known && (a.s == "-L" || a.s == "-P" || a.s == "-e" || a.s == "-@" || a.s == "--" || a.s == "-Pe" || a.s == "-eP") {
-			physical = physical || strings.Contains(a.s, "P")
-			continue
-		}
-		target = &args[i]
-		break
-	}
-	if target == nil {
-		if c.env.Home == "" {
-			st.cwd = ""
-			return
-		}
-		target = &arg{s: c.env.Home, known: true}
-	}
-	if target.known && target.s == "-" {
-		// cd - goes to $OLDPWD.
-		if v, ok := st.vars["OLDPWD"]; ok && v != nil && *v != "" {
-			target = &arg{s: *v, known: true}
-		} else {
-			st.cwd = ""
-			return
-		}
-	}
-	if !target.known && target.unbounded {
-		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "cd",
-			Message: "cd to a directory known only at run time (a variable or parameter expansion) cannot be checked, nor can the relative paths after it; cd to a literal directory"})
-		st.cwd = ""
-		return
-	}
-	if !target.known || (st.cwd == "" && !filepath.IsAbs(target.s)) {
-		st.cwd = "" // a command's output: relative paths after it are checked at run time
-		return
-	}
-	abs, err := absPath(target.s, st.cwd, c.env)
-	if err != nil {
-		c.add(Violation{Reason: ReasonInvalidArguments, Resource: target.s, Message: "cd: " + err.Error()})
-		st.cwd = ""
-		return
-	}
-	c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: "cd " + target.s}))
-	st.vars["OLDPWD"] = ptr(st.cwd)
-	if physical {
-		real, err := canonicalize(abs, c.env.fs())
-		if err != nil {
-			st.cwd = ""
-			return
-		}
-		st.cwd = real
-		return
-	}
-	st.cwd = filepath.Clean(abs) // bash's cd is logical by default
-}
-
-func ptr(s string) *string { return &s }
-
-func (c *checker) trap(args []arg, st *shellState) {
-	rest := args[1:]
-	for len(rest) > 0 && rest[0].known && (rest[0].s == "-p" || rest[0].s == "-l" || rest[0].s == "-P") {
-		return // lists traps
-	}
-	if len(rest) > 0 && rest[0].known && rest[0].s == "--" {
-		rest = rest[1:]
-	}
-	if len(rest) < 2 {
-		return
-	}
-	action := rest[0]
-	if action.known && (action.s == "-" || action.s == "") {
-		return
-	}
-	if !action.known {
-		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "trap", Message: "a trap action known only at run time cannot be checked"})
-		return
-	}
-	c.program(action.s, st.clone())
-}
-
-// external checks a program run: allow and deny entries, its arguments, the
-// commands it wraps.
+// external checks a program run, step by step: resolve the program, match
+// its arguments to its table row, match the allow and deny entries, then
+// analyze what the arguments make it do.
 func (c *checker) external(args []arg, st *shellState) {
-	prog := args[0].s
-	base := prog
-	resolvedProg := ""
-	if strings.Contains(prog, "/") {
-		base = path.Base(prog)
-		if !filepath.IsAbs(prog) && st.cwd == "" {
-			c.add(Violation{Reason: ReasonDynamicCommand, Resource: prog,
-				Message: fmt.Sprintf("program %s is relative to a directory known only at run time", prog)})
-		} else {
-			abs, err := absPath(prog, st.cwd, c.env)
-			if err == nil {
-				resolvedProg = abs
-				c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: "program " + prog}))
-			} else {
-				c.add(Violation{Reason: ReasonInvalidArguments, Resource: prog, Message: "program " + prog + ": " + err.Error()})
-			}
-		}
+	base, resolved := c.resolveProgram(args[0].s, st.cwd)
+	p := parseArgs(base, c.s.programs.lookup(base), args[1:])
+	c.denyCheck(p, resolved)
+	allowed := c.allowEntries(p, base, resolved)
+	c.analyze(p, allowed, st)
+}
+
+// resolveProgram returns the name a program word is known by in the table
+// and the entries (its base name), and for a word with a slash the absolute
+// path it names, which must be readable in the scope.
+func (c *checker) resolveProgram(prog, cwd string) (base, resolved string) {
+	if !strings.Contains(prog, "/") {
+		return prog, ""
 	}
-	sp := c.s.programs.lookup(base)
-	p := parseArgs(base, sp, args[1:])
-	c.denyCheck(p, resolvedProg)
-	var allowed []*entry
+	base = path.Base(prog)
+	if !filepath.IsAbs(prog) && cwd == "" {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: prog,
+			Message: fmt.Sprintf("program %s is relative to a directory known only at run time", prog)})
+		return base, ""
+	}
+	abs, err := absPath(prog, cwd, c.env)
+	if err != nil {
+		c.add(Violation{Reason: ReasonInvalidArguments, Resource: prog, Message: "program " + prog + ": " + err.Error()})
+		return base, ""
+	}
+	c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: "program " + prog}))
+	return base, abs
+}
+
+// allowEntries returns the allow entries that match the command, refusing
+// it when there is none.
+func (c *checker) allowEntries(p *parsed, base, resolved string) allowEntries {
+	var allowed allowEntries
 	for i := range c.s.allow {
 		e := &c.s.allow[i]
-		if e.matches(p, resolvedProg) {
+		if e.matches(p, resolved) {
 			allowed = append(allowed, e)
 		}
 	}
@@ -364,7 +124,7 @@ func (c *checker) external(args []arg, st *shellState) {
 		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: base, Rule: "shell_commands.allow",
 			Message: fmt.Sprintf("%s is not in shell_commands.allow of this session's scope; the user can allow it with: %s --allow-command %s", base, ExpandCommand, quoteArg(allowHint(base, p)))})
 	}
-	c.analyze(p, allowed, st)
+	return allowed
 }
 
 // allowHint is the allow entry a denial proposes: the program, and its
@@ -376,6 +136,7 @@ func allowHint(base string, p *parsed) string {
 	return base
 }
 
+// argvText shows a command's words, $… for those known only at run time.
 func argvText(args []arg) string {
 	parts := make([]string, len(args))
 	for i, a := range args {
@@ -410,97 +171,132 @@ func (c *checker) danger(p *parsed, allowed allowEntries, id, what, why string) 
 		Message: fmt.Sprintf("%s %s %s; only an allow entry that names it (e.g. %q) permits that", p.prog, what, why, p.prog+" "+id)})
 }
 
-// analyze checks what a program's arguments make it do.
+// analyze checks what a program's arguments make it do: its subcommands,
+// its options, its operands, the command it wraps and its own checks.
 func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
+	c.checkSubcommands(p, allowed)
+	eff := c.checkOptions(p, allowed, st.cwd)
+	c.checkOperands(p, operandModeOf(p, eff), eff.cwd)
+	c.programChecks(p, allowed, eff.cwd, st)
+}
+
+// checkSubcommands refuses subcommands that are dangerous in themselves, and
+// one known only at run time.
+func (c *checker) checkSubcommands(p *parsed, allowed allowEntries) {
 	if p.dynamicSub {
 		c.danger(p, allowed, "$…", "subcommand known only at run time", "cannot be checked")
 	}
-	if len(p.subPath) > 0 {
-		sp := p.sp
-		for _, sub := range p.subPath {
-			if sp == nil {
-				break
-			}
-			if why, ok := sp.subDanger[sub]; ok {
-				c.danger(p, allowed, sub, sub, why)
-			}
-			next := sp.subs[sub]
-			if next == nil {
-				next = sp.defSub
-			}
-			sp = next
+	sp := p.sp
+	for _, sub := range p.subPath {
+		if sp == nil {
+			break
 		}
+		if why, ok := sp.subDanger[sub]; ok {
+			c.danger(p, allowed, sub, sub, why)
+		}
+		next := sp.subs[sub]
+		if next == nil {
+			next = sp.defSub
+		}
+		sp = next
 	}
-	cwd := st.cwd
-	inPlace := false
-	patternGiven := false
+}
+
+// optionEffects is what a program's options change for its operands.
+type optionEffects struct {
+	cwd          string // the directory relative operands are in (-C dir); "" when unknown
+	inPlace      bool   // operands are edited in place (sed -i)
+	patternGiven bool   // the pattern or script came from an option, not the first operand
+}
+
+// checkOptions checks every option by its effect in the table: dangerous
+// ones, files read and written, directories changed to.
+func (c *checker) checkOptions(p *parsed, allowed allowEntries, cwd string) optionEffects {
+	eff := optionEffects{cwd: cwd}
 	for _, o := range p.occ {
-		if o.has && o.value.known && c.fileURL(p, o.value.s, cwd) {
+		if o.has && o.value.known && c.fileURL(p, o.value.s, eff.cwd) {
 			continue
 		}
 		if o.opt == nil {
 			// An option the table does not know: a path given as its value
 			// is still a path.
 			if o.has && o.value.known && looksLikePath(o.value.s) {
-				c.operand(o.value.s, AccessRead, cwd, p.prog+" "+o.id)
+				c.operand(o.value.s, AccessRead, eff.cwd, p.prog+" "+o.id)
 			}
 			continue
 		}
-		switch eff := o.opt.eff; {
-		case eff.dangerous():
+		switch e := o.opt.eff; {
+		case e.dangerous():
 			c.danger(p, allowed, o.id, o.text, o.opt.why)
-		case eff == effRead || eff == effPatternFile:
-			if o.has && !o.value.known && o.value.unbounded {
-				c.unknownOperand(p.prog + " " + o.id)
-			} else if o.has && o.value.known && o.value.s != "-" {
-				c.operand(o.value.s, AccessRead, cwd, p.prog+" "+o.id)
-			}
-			patternGiven = patternGiven || eff == effPatternFile
-		case eff == effWrite:
-			if o.has && !o.value.known && o.value.unbounded {
-				c.unknownOperand(p.prog + " " + o.id)
-			} else if o.has && o.value.known && o.value.s != "-" {
-				c.operand(o.value.s, AccessWrite, cwd, p.prog+" "+o.id)
-			}
-		case eff == effChdir:
-			if o.has && o.value.known {
-				if abs, err := absPath(o.value.s, cwd, c.env); err == nil && (cwd != "" || filepath.IsAbs(o.value.s)) {
-					c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: p.prog + " " + o.id}))
-					cwd = abs
-				} else {
-					cwd = ""
-				}
-			} else if o.has {
-				cwd = ""
-			}
-		case eff == effInPlace:
-			inPlace = true
-		case eff == effPattern:
-			patternGiven = true
+		case e == effRead || e == effPatternFile:
+			c.optionFile(p, o, AccessRead, eff.cwd)
+			eff.patternGiven = eff.patternGiven || e == effPatternFile
+		case e == effWrite:
+			c.optionFile(p, o, AccessWrite, eff.cwd)
+		case e == effChdir:
+			eff.cwd = c.optionChdir(p, o, eff.cwd)
+		case e == effInPlace:
+			eff.inPlace = true
+		case e == effPattern:
+			eff.patternGiven = true
 		}
 	}
+	return eff
+}
+
+// optionFile checks the file an option's value names.
+func (c *checker) optionFile(p *parsed, o occurrence, access Access, cwd string) {
+	switch {
+	case o.has && !o.value.known && o.value.unbounded:
+		c.unknownOperand(p.prog + " " + o.id)
+	case o.has && o.value.known && o.value.s != "-":
+		c.operand(o.value.s, access, cwd, p.prog+" "+o.id)
+	}
+}
+
+// optionChdir checks the directory an option changes to and returns the new
+// working directory of the operands ("" when it is not known).
+func (c *checker) optionChdir(p *parsed, o occurrence, cwd string) string {
+	if !o.has {
+		return cwd
+	}
+	if !o.value.known {
+		return ""
+	}
+	abs, err := absPath(o.value.s, cwd, c.env)
+	if err != nil || (cwd == "" && !filepath.IsAbs(o.value.s)) {
+		return ""
+	}
+	c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: p.prog + " " + o.id}))
+	return abs
+}
+
+// operandModeOf is what the program does with its operands, given its
+// table row and what its options changed.
+func operandModeOf(p *parsed, eff optionEffects) operandMode {
 	leaf := p.leaf
 	mode := opRead
 	if leaf != nil {
 		mode = leaf.operands
 	}
-	if inPlace {
+	if eff.inPlace {
 		mode = opWrite
-		if leaf != nil && leaf.operands == opPatternFirst && !patternGiven {
+		if leaf != nil && leaf.operands == opPatternFirst && !eff.patternGiven {
 			mode = opSkipFirst
 		}
 	}
-	if mode == opPatternFirst && patternGiven {
+	if mode == opPatternFirst && eff.patternGiven {
 		mode = opRead
 	}
-	if p.prog == "ls" && p.has("-d") {
-		mode = opNone // ls -d prints the names it is given, nothing below them
+	if p.sp != nil && p.sp.namesOnly != "" && p.has(p.sp.namesOnly) {
+		mode = opNone
 	}
-	pos := p.pos
-	// Subcommand words are not files.
-	if len(p.subPath) > 0 && len(pos) >= len(p.subPath) {
-		pos = pos[len(p.subPath):]
-	}
+	return mode
+}
+
+// checkOperands checks each operand as a file read or written, as mode says.
+func (c *checker) checkOperands(p *parsed, mode operandMode, cwd string) {
+	pos := p.operands()
 	for i, a := range pos {
 		if a.procSubst {
 			continue
@@ -515,56 +311,74 @@ func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
 			continue
 		}
 		if strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
-			// An option the table does not know, given where operands go
-			// (after python -m MODULE, after --): --dir=/x, -d/x.
-			if _, v, ok := strings.Cut(a.s, "="); ok && (strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~")) {
-				c.operand(v, AccessRead, cwd, p.prog+" "+a.s)
-			} else if i := strings.IndexAny(a.s, "/~"); i > 1 && !strings.Contains(a.s[:i], "=") {
-				c.operand(a.s[i:], AccessRead, cwd, p.prog+" "+a.s)
-			}
+			c.optionLikeOperand(p, a.s, cwd)
 			continue
 		}
-		access, check := AccessRead, looksLikePath(a.s) || c.exists(a.s, cwd)
-		switch mode {
-		case opNone:
-			check = false
-		case opWrite:
-			access, check = AccessWrite, true
-		case opWriteLast:
-			if i == len(pos)-1 && len(pos) > 1 {
-				access, check = AccessWrite, true
-			}
-		case opPatternFirst:
-			if i == 0 {
-				check = false
-			}
-		case opSkipFirst:
-			if i == 0 {
-				check = false
-			} else {
-				access, check = AccessWrite, true
-			}
-		case opWriteSecond:
-			if i == 1 {
-				access, check = AccessWrite, true
-			}
-		case opWriteFirst:
-			if i == 0 {
-				access, check = AccessWrite, true
-			}
-		}
-		if check {
+		if access, check := operandAccess(mode, i, len(pos), looksLikePath(a.s) || c.exists(a.s, cwd)); check {
 			c.operand(a.s, access, cwd, p.prog+" operand")
 		}
 	}
+}
+
+// optionLikeOperand checks an option the table does not know, given where
+// operands go (after python -m MODULE, after --): --dir=/x, -d/x.
+func (c *checker) optionLikeOperand(p *parsed, s, cwd string) {
+	if _, v, ok := strings.Cut(s, "="); ok && (strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~")) {
+		c.operand(v, AccessRead, cwd, p.prog+" "+s)
+	} else if i := strings.IndexAny(s, "/~"); i > 1 && !strings.Contains(s[:i], "=") {
+		c.operand(s[i:], AccessRead, cwd, p.prog+" "+s)
+	}
+}
+
+// operandAccess says whether the operand at index i of n is checked, and
+// for what; pathLike is whether it is spelled as a path or names an
+// existing file (what a read operand must be to be checked).
+func operandAccess(mode operandMode, i, n int, pathLike bool) (Access, bool) {
+	switch mode {
+	case opNone:
+		return AccessRead, false
+	case opWrite:
+		return AccessWrite, true
+	case opWriteLast:
+		if i == n-1 && n > 1 {
+			return AccessWrite, true
+		}
+	case opPatternFirst:
+		if i == 0 {
+			return AccessRead, false
+		}
+	case opSkipFirst:
+		if i == 0 {
+			return AccessRead, false
+		}
+		return AccessWrite, true
+	case opWriteSecond:
+		if i == 1 {
+			return AccessWrite, true
+		}
+	case opWriteFirst:
+		if i == 0 {
+			return AccessWrite, true
+		}
+	}
+	return AccessRead, pathLike
+}
+
+// programChecks checks the command a wrapper runs and runs the program's
+// own checks (its table row's check, and its subcommand's).
+func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st *shellState) {
+	leaf := p.leaf
 	if leaf != nil && leaf.wrapper {
 		c.wrapped(p, leaf, cwd, st)
 	}
+	inner := func() *shellState {
+		return &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown, funcs: st.funcs, cond: st.cond}
+	}
 	if p.sp != nil && p.sp.extra != nil {
-		p.sp.extra(c, p, allowed, &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown, funcs: st.funcs, cond: st.cond})
+		p.sp.extra(c, p, allowed, inner())
 	}
 	if leaf != nil && leaf != p.sp && leaf.extra != nil {
-		leaf.extra(c, p, allowed, &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown, funcs: st.funcs, cond: st.cond})
+		leaf.extra(c, p, allowed, inner())
 	}
 }
 

@@ -82,6 +82,7 @@ func Compile(doc Document, env Env) (*Scope, error) {
 	return s, nil
 }
 
+// appendRoot adds r to roots unless a root already holds it.
 func appendRoot(roots []string, r string) []string {
 	if r == "" {
 		return roots
@@ -94,6 +95,7 @@ func appendRoot(roots []string, r string) []string {
 	return append(roots, r)
 }
 
+// validatePattern checks that a path pattern is a valid glob.
 func validatePattern(p string) error {
 	if p == "" {
 		return fmt.Errorf("empty pattern")
@@ -110,6 +112,8 @@ func validatePattern(p string) error {
 	return nil
 }
 
+// compileGlobs compiles one list of path patterns (paths.read, …):
+// expands ~ and ${project_root}, anchors and cleans them.
 func compileGlobs(list string, pats []string, foldCase bool, env Env) ([]glob, error) {
 	out := make([]glob, 0, len(pats))
 	for i, p := range pats {
@@ -215,6 +219,7 @@ func splitLiteral(pat string) (prefix, rest string) {
 	return pat, ""
 }
 
+// joinGlob joins a literal prefix and a glob.
 func joinGlob(prefix, rest string) string {
 	if rest == "" {
 		return prefix
@@ -250,6 +255,7 @@ func EscapeGlob(s string) string {
 	return b.String()
 }
 
+// unescapeGlob removes glob escapes from a literal pattern.
 func unescapeGlob(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s

@@ -46,11 +46,13 @@ func DenyInvalidScope(tool string, err error) Decision {
 		Message: "this session's scope is invalid, so every call is denied until the user fixes it: " + err.Error()})
 }
 
+// invalidArgs is the violation of arguments that do not decode.
 func invalidArgs(tool string, err error) []Violation {
 	return []Violation{{Reason: ReasonInvalidArguments, Resource: tool,
 		Message: fmt.Sprintf("invalid arguments for %s: %v", tool, err)}}
 }
 
+// missing is the violation of a required argument left out.
 func missing(tool, field string) []Violation {
 	return []Violation{{Reason: ReasonInvalidArguments, Resource: tool,
 		Message: fmt.Sprintf("invalid arguments for %s: %q is required", tool, field)}}
@@ -91,6 +93,7 @@ func (s *Scope) callCwd(call Call, env Env, needed bool) (string, []Violation) {
 	return filepath.Clean(abs), nil
 }
 
+// filePath checks the path argument of a file tool.
 func (s *Scope) filePath(tool, p string, access Access, call Call, env Env) []Violation {
 	if p == "" {
 		return missing(tool, "path")
@@ -139,6 +142,7 @@ func (s *Scope) relativeNoSymlinks(p string, access Access, call Call, env Env) 
 	return s.checkCanonical(filepath.Clean(abs), clean, info, access, env, pathSource{}), true
 }
 
+// decide returns every violation of a call.
 func (s *Scope) decide(call Call, env Env) []Violation {
 	switch call.Tool {
 	case ToolReadFile:
@@ -254,6 +258,7 @@ func relativeGlob(tool, field, g string) []Violation {
 	return nil
 }
 
+// decideRoam checks a call of one of the org-roam tools.
 func (s *Scope) decideRoam(call Call, env Env) []Violation {
 	_ = env
 	switch call.Tool {
@@ -292,6 +297,7 @@ func (s *Scope) decideRoam(call Call, env Env) []Violation {
 	return nil
 }
 
+// roamSubdir checks a roam subdirectory against the scope's patterns.
 func (s *Scope) roamSubdir(sub string) []Violation {
 	clean := path.Clean("/" + sub)[1:]
 	if strings.ContainsRune(sub, 0) || strings.HasPrefix(sub, "/") || strings.HasPrefix(sub, "~") || containsDotDot(sub) {
@@ -308,6 +314,7 @@ func (s *Scope) roamSubdir(sub string) []Violation {
 		Message: fmt.Sprintf("org-roam subdirectory %s is not in org_roam_patterns.subdirectory of this session's scope; the user can widen it with: %s --roam-subdirectory %s", quoteArg(clean), ExpandCommand, quoteArg(clean+"/**"))}}
 }
 
+// containsDotDot reports whether a slash-separated path has a .. element.
 func containsDotDot(p string) bool {
 	for _, seg := range strings.Split(p, "/") {
 		if seg == ".." {
@@ -317,6 +324,7 @@ func containsDotDot(p string) bool {
 	return false
 }
 
+// roamTags checks tags against the scope's allowed tags.
 func (s *Scope) roamTags(tags []string) []Violation {
 	var vs []Violation
 	for _, t := range tags {
@@ -332,6 +340,7 @@ func (s *Scope) roamTags(tags []string) []Violation {
 	return vs
 }
 
+// roamNodes checks node ids against the scope's node patterns.
 func (s *Scope) roamNodes(tool string, ids ...string) []Violation {
 	var vs []Violation
 	for _, id := range ids {

@@ -27,6 +27,8 @@ type entryOpt struct {
 	has   bool
 }
 
+// compileEntries compiles shell_commands.allow or .deny entries against
+// the program table.
 func compileEntries(list string, es []string, table programs) ([]entry, error) {
 	out := make([]entry, 0, len(es))
 	for i, e := range es {

@@ -72,6 +72,7 @@ type Env struct {
 	Cwd string
 }
 
+// fs is the filesystem view of e, the OS one when none is set.
 func (e Env) fs() FS {
 	if e.FS == nil {
 		return OSFS{}

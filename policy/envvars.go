@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Environment variables an agent may not set for a command: they make
+// dangerousVars are the environment variables an agent may not set for a
+// command, with why: they make
 // programs load code, run other programs, or read configuration from places
 // the scope does not cover. The table is data: extend it here.
 var dangerousVars = map[string]string{
@@ -179,6 +180,7 @@ func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Viola
 	return nil
 }
 
+// orDefault returns s, or def when s is empty.
 func orDefault(s, def string) string {
 	if s == "" {
 		return def

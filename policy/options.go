@@ -61,6 +61,13 @@ const (
 	opWriteFirst                      // the first operand is written, the others read (zip)
 )
 
+// programCheck is a program's own check, for what its table row cannot say
+// (a sed script's w command, find's -exec, git's configuration): it adds
+// violations to c for the parsed command p, given the allow entries that
+// matched it and the shell state (st.cwd is the directory its relative
+// operands are in, after its -C options).
+type programCheck func(c *checker, p *parsed, allowed allowEntries, st *shellState)
+
 // spec describes a program for the checker: its options, what its operands
 // are, its subcommands, and whether it runs another command.
 type spec struct {
@@ -77,9 +84,12 @@ type spec struct {
 	// wrapper: the operands (after skip of them) are a command to run.
 	wrapper bool
 	skip    int
-	// extra is the program-specific analysis, run after the generic one.
-	extra func(c *checker, p *parsed, allowed allowEntries, st *shellState)
-	index map[string]*option
+	// extra is the program's own check, run after the generic one.
+	extra programCheck
+	// namesOnly is an option that makes the operands names to print,
+	// nothing read below them (ls -d).
+	namesOnly string
+	index     map[string]*option
 	// multi are the options with multi-letter single-dash names (-TT).
 	multi []string
 	// rewrite turns a program's own argument syntax into the usual one
@@ -98,6 +108,7 @@ type spec struct {
 	imply func(p *parsed)
 }
 
+// lookup returns the option named name, or nil.
 func (sp *spec) lookup(name string) *option {
 	if sp == nil {
 		return nil
@@ -193,6 +204,7 @@ type parsed struct {
 	unknownOpts bool
 }
 
+// has reports whether the option with identity id was given.
 func (p *parsed) has(id string) bool {
 	for _, o := range p.occ {
 		if o.id == id {
@@ -202,6 +214,7 @@ func (p *parsed) has(id string) bool {
 	return false
 }
 
+// values returns the values given to the option with identity id.
 func (p *parsed) values(id string) []arg {
 	var out []arg
 	for _, o := range p.occ {
@@ -226,6 +239,8 @@ func parseArgs(prog string, sp *spec, argv []arg) *parsed {
 	return p
 }
 
+// parse reads argv by the spec: options (with their values and
+// synonyms), operands, subcommands and a wrapped command.
 func (p *parsed) parse(sp *spec, argv []arg, base int) {
 	endOpts := false
 	for i := 0; i < len(argv); i++ {
@@ -319,6 +334,8 @@ func (p *parsed) parse(sp *spec, argv []arg, base int) {
 	}
 }
 
+// stopsAtOperand reports whether the first operand ends the options
+// (subcommands, wrapped commands, POSIX option parsing).
 func (sp *spec) stopsAtOperand() bool {
 	return sp.posixStop || sp.wrapper || sp.subs != nil || sp.defSub != nil || sp.subDanger != nil
 }
@@ -364,6 +381,7 @@ func (p *parsed) afterOperand(sp *spec, argv []arg, i, base int) bool {
 	return true
 }
 
+// addPos records an operand.
 func (p *parsed) addPos(a arg, idx int) {
 	p.pos = append(p.pos, a)
 	p.posIdx = append(p.posIdx, idx)
@@ -411,4 +429,13 @@ func (sp *spec) longestShortPrefix(s string) (*option, int) {
 		}
 	}
 	return best, n
+}
+
+// operands returns the operands after the subcommand words.
+func (p *parsed) operands() []arg {
+	pos := p.pos
+	if len(p.subPath) > 0 && len(pos) >= len(p.subPath) {
+		pos = pos[len(p.subPath):]
+	}
+	return pos
 }

@@ -13,6 +13,7 @@ import (
 // maxLinks bounds symlink resolution, as the kernel's ELOOP does.
 const maxLinks = 40
 
+// errLoop is returned for a path with too many symbolic links to follow.
 var errLoop = errors.New("too many levels of symbolic links")
 
 // canonicalize resolves symlinks in an absolute, cleaned path on the longest
@@ -235,6 +236,7 @@ func within(p, root string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
+// describe says where a checked path came from (an operand, a redirection).
 func describe(src pathSource) string {
 	if src.what == "" {
 		return ""
@@ -242,6 +244,8 @@ func describe(src pathSource) string {
 	return src.what + ": "
 }
 
+// shown is a path as a message shows it: with what it resolves to, when
+// that differs.
 func shown(abs, resolved string) string {
 	if abs == resolved {
 		return abs

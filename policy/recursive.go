@@ -3,10 +3,11 @@ package policy
 import (
 	"fmt"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // maxWalk bounds the entries a recursive-read check looks at; a larger tree
@@ -23,6 +24,7 @@ type walkOpts struct {
 	include, exclude, excludeDir []string
 }
 
+// reads reports whether a recursive reader reads a file named name.
 func (o *walkOpts) reads(name string) bool {
 	if len(o.include) > 0 && !matchAny(o.include, name) {
 		return false
@@ -30,6 +32,7 @@ func (o *walkOpts) reads(name string) bool {
 	return !matchAny(o.exclude, name)
 }
 
+// matchAny reports whether name matches one of a program's file filters.
 func matchAny(globs []string, name string) bool {
 	for _, g := range globs {
 		if ok, _ := doublestar.Match(g, name); ok {
@@ -70,6 +73,8 @@ func (c *checker) recursiveRead(p *parsed, dir, cwd string, o walkOpts) {
 	}
 }
 
+// walkDenied returns the first denied path below dir that a recursive
+// reader with options o reads, and the rule denying it.
 func (c *checker) walkDenied(dir string, o walkOpts, n *int, depth int) (string, string) {
 	if depth > 64 {
 		return "", ""
@@ -151,154 +156,4 @@ func recursiveOperands(p *parsed, skipFirst bool) []string {
 		out = append(out, ".")
 	}
 	return out
-}
-
-func grepExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
-	recurse := p.has("-r") || p.prog == "rgrep"
-	for _, v := range p.values("-d") {
-		recurse = recurse || !v.known || v.s == "recurse"
-	}
-	if !recurse {
-		return
-	}
-	patternGiven := false
-	for _, o := range p.occ {
-		if o.opt != nil && (o.opt.eff == effPattern || o.opt.eff == effPatternFile) {
-			patternGiven = true
-		}
-	}
-	o := walkOpts{hidden: true}
-	for _, v := range p.values("--include") {
-		o.include = append(o.include, v.s)
-	}
-	for _, v := range p.values("--exclude") {
-		o.exclude = append(o.exclude, v.s)
-	}
-	for _, v := range p.values("--exclude-dir") {
-		o.excludeDir = append(o.excludeDir, v.s)
-	}
-	for _, d := range recursiveOperands(p, !patternGiven) {
-		c.recursiveRead(p, d, st.cwd, o)
-	}
-}
-
-// rgTypes are the file globs of ripgrep's common types (-t/-T); an unknown
-// type filters nothing here.
-var rgTypes = map[string][]string{
-	"go": {"*.go"}, "py": {"*.py", "*.pyi"}, "python": {"*.py", "*.pyi"}, "js": {"*.js", "*.mjs", "*.cjs", "*.jsx"},
-	"ts": {"*.ts", "*.tsx", "*.mts", "*.cts"}, "rust": {"*.rs"}, "md": {"*.md", "*.markdown", "*.mdx"},
-	"markdown": {"*.md", "*.markdown", "*.mdx"}, "json": {"*.json"}, "yaml": {"*.yml", "*.yaml"}, "toml": {"*.toml"},
-	"c": {"*.c", "*.h"}, "cpp": {"*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.h"}, "java": {"*.java"},
-	"sh": {"*.sh", "*.bash"}, "txt": {"*.txt"}, "html": {"*.html", "*.htm"}, "css": {"*.css", "*.scss"},
-	"rb": {"*.rb"}, "ruby": {"*.rb"}, "php": {"*.php"}, "sql": {"*.sql"}, "proto": {"*.proto"}, "lua": {"*.lua"},
-}
-
-func rgExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
-	if p.has("--files") || p.has("--type-list") {
-		return // names only
-	}
-	patternGiven := false
-	for _, o := range p.occ {
-		if o.opt != nil && (o.opt.eff == effPattern || o.opt.eff == effPatternFile) {
-			patternGiven = true
-		}
-	}
-	u := 0
-	for _, o := range p.occ {
-		if o.id == "-u" {
-			u++
-		}
-		if o.id == "-uu" {
-			u += 2
-		}
-		if o.id == "-uuu" {
-			u += 3
-		}
-	}
-	o := walkOpts{hidden: p.has("--hidden") || u >= 2}
-	for _, v := range append(p.values("-g"), p.values("--iglob")...) {
-		if g, ok := strings.CutPrefix(v.s, "!"); ok {
-			o.exclude = append(o.exclude, g)
-			o.excludeDir = append(o.excludeDir, strings.TrimSuffix(g, "/**"))
-		} else {
-			o.include = append(o.include, v.s)
-		}
-	}
-	for _, v := range p.values("-t") {
-		o.include = append(o.include, rgTypes[v.s]...)
-	}
-	for _, v := range p.values("-T") {
-		o.exclude = append(o.exclude, rgTypes[v.s]...)
-	}
-	if !p.has("--no-ignore") && u == 0 && st.cwd != "" {
-		o.gitignore = c.gitignoreNames(st.cwd)
-	}
-	for _, d := range recursiveOperands(p, !patternGiven) {
-		c.recursiveRead(p, d, st.cwd, o)
-	}
-}
-
-func zipExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
-	for _, a := range p.args {
-		if a.known && a.s == "-@" {
-			c.danger(p, allowed, "-@", "-@", "reads the list of files from standard input, which cannot be checked")
-		}
-	}
-	if !p.has("-r") {
-		return
-	}
-	ops := p.operands()
-	for i, a := range ops {
-		if i > 0 && a.known {
-			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true})
-		}
-	}
-}
-
-func cpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
-	if !p.has("-r") && !p.has("-a") {
-		return
-	}
-	ops := p.operands()
-	for i, a := range ops {
-		if i < len(ops)-1 && a.known {
-			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true})
-		}
-	}
-}
-
-// gitPathsExtra: git grep over the working tree reads untracked files too,
-// and REV:PATH names a file's content in a revision or the index.
-func gitPathsExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
-	if len(p.subPath) == 0 {
-		return
-	}
-	if p.subPath[0] == "grep" && (p.has("--no-index") || p.has("--untracked")) {
-		// The pattern is the first operand unless -e gives it; pathspecs
-		// follow (all of . when none).
-		ops := p.operands()
-		if !p.has("-e") && len(ops) > 0 {
-			ops = ops[1:]
-		}
-		dirs := []string{"."}
-		if len(ops) > 0 {
-			dirs = nil
-			for _, a := range ops {
-				if a.known {
-					dirs = append(dirs, a.s)
-				}
-			}
-		}
-		for _, d := range dirs {
-			c.recursiveRead(p, d, st.cwd, walkOpts{hidden: true})
-		}
-	}
-	for _, a := range p.operands() {
-		if !a.known || strings.Contains(a.s, "://") {
-			continue
-		}
-		if i := strings.IndexByte(a.s, ':'); i >= 0 && i+1 < len(a.s) {
-			c.operand(a.s[i+1:], AccessRead, st.cwd, "git "+p.subPath[0]+" "+a.s)
-		}
-	}
 }

@@ -50,6 +50,8 @@ type shellState struct {
 	cfg   *expand.Config // built on first use; never shared by clones
 }
 
+// clone is the state a subshell starts with: a copy, so that what it
+// changes does not leak back.
 func (st *shellState) clone() *shellState {
 	c := &shellState{cwd: st.cwd, vars: make(map[string]*string, len(st.vars)), pos: st.pos, posKnown: st.posKnown, pipedIn: st.pipedIn,
 		funcs: make(map[string]bool, len(st.funcs)), cond: st.cond, numeric: make(map[string]bool, len(st.numeric))}
@@ -113,6 +115,7 @@ func (st *shellState) conditional(f func()) {
 	f()
 }
 
+// add records a violation, once.
 func (c *checker) add(v Violation) {
 	v.Message = oneLine(v.Message)
 	key := string(v.Reason) + "\x00" + v.Resource + "\x00" + v.Rule
@@ -123,12 +126,14 @@ func (c *checker) add(v Violation) {
 	c.vs = append(c.vs, v)
 }
 
+// addAll records violations.
 func (c *checker) addAll(vs []Violation) {
 	for _, v := range vs {
 		c.add(v)
 	}
 }
 
+// newParser is the bash parser every command line is read with.
 func newParser() *syntax.Parser {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
 }
@@ -193,12 +198,14 @@ func (c *checker) program(src string, st *shellState) {
 	}
 }
 
+// stmts checks a list of statements in order, in one shell state.
 func (c *checker) stmts(ss []*syntax.Stmt, st *shellState) {
 	for _, s := range ss {
 		c.stmt(s, st)
 	}
 }
 
+// stmt checks one statement: its redirections, then its command.
 func (c *checker) stmt(s *syntax.Stmt, st *shellState) {
 	if s.Background || s.Coprocess {
 		// A background job runs in a subshell: its cd does not persist.
@@ -218,6 +225,8 @@ func (c *checker) stmt(s *syntax.Stmt, st *shellState) {
 	}
 }
 
+// command walks one command: pipelines and lists, compound commands,
+// function definitions, down to the simple commands (callExpr).
 func (c *checker) command(cmd syntax.Command, st *shellState) {
 	switch cmd := cmd.(type) {
 	case *syntax.CallExpr:
@@ -250,44 +259,7 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 			c.stmts(cmd.Do, st)
 		})
 	case *syntax.ForClause:
-		switch loop := cmd.Loop.(type) {
-		case *syntax.WordIter:
-			name := loop.Name.Value
-			if !loop.InPos.IsValid() {
-				// for x; do …: the positional parameters.
-				st.vars[name] = nil
-				st.setUnbounded(name, true)
-				break
-			}
-			args := c.words(loop.Items, st)
-			known, unbounded := true, false
-			for _, a := range args {
-				known = known && a.known
-				unbounded = unbounded || a.unbounded
-			}
-			if known && len(args) > 0 && len(args) <= maxLoopItems {
-				// The body is checked with each item in turn; the walk
-				// goes on with the last.
-				for _, a := range args[:len(args)-1] {
-					item := st.clone()
-					item.vars[name] = ptr(a.s)
-					item.setUnbounded(name, false)
-					item.conditional(func() { c.stmts(cmd.Do, item) })
-				}
-				st.vars[name] = ptr(args[len(args)-1].s)
-				st.setUnbounded(name, false)
-				break
-			}
-			st.vars[name] = nil
-			// Items from a command's output stay bounded; more known items
-			// than maxLoopItems are not checked one by one, so refused.
-			st.setUnbounded(name, unbounded || known)
-		case *syntax.CStyleLoop:
-			c.arithm(loop.Init, st)
-			c.arithm(loop.Cond, st)
-			c.arithm(loop.Post, st)
-		}
-		st.conditional(func() { c.stmts(cmd.Do, st) })
+		c.forClause(cmd, st)
 	case *syntax.CaseClause:
 		c.words([]*syntax.Word{cmd.Word}, st)
 		st.conditional(func() {
@@ -299,20 +271,7 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 			}
 		})
 	case *syntax.FuncDecl:
-		if cmd.Body != nil {
-			c.stmt(cmd.Body, st.clone())
-		}
-		piped := false // f() { …; } | cmd: a pipeline, run in a subshell
-		if cmd.Body != nil {
-			_, piped = cmd.Body.Cmd.(*syntax.BinaryCmd)
-		}
-		for _, name := range funcNames(cmd) {
-			if st.cond == 0 && !piped {
-				st.funcs[name] = true
-			} else {
-				delete(st.funcs, name) // may or may not be defined
-			}
-		}
+		c.funcDecl(cmd, st)
 	case *syntax.ArithmCmd:
 		c.arithm(cmd.X, st)
 	case *syntax.TestClause:
@@ -339,6 +298,69 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 	}
 }
 
+// forClause checks a for loop: a loop over known items is checked with each
+// item in turn; its variable is otherwise known only at run time.
+func (c *checker) forClause(cmd *syntax.ForClause, st *shellState) {
+	switch loop := cmd.Loop.(type) {
+	case *syntax.WordIter:
+		name := loop.Name.Value
+		if !loop.InPos.IsValid() {
+			// for x; do …: the positional parameters.
+			st.vars[name] = nil
+			st.setUnbounded(name, true)
+			break
+		}
+		args := c.words(loop.Items, st)
+		known, unbounded := true, false
+		for _, a := range args {
+			known = known && a.known
+			unbounded = unbounded || a.unbounded
+		}
+		if known && len(args) > 0 && len(args) <= maxLoopItems {
+			// The body is checked with each item in turn; the walk
+			// goes on with the last.
+			for _, a := range args[:len(args)-1] {
+				item := st.clone()
+				item.vars[name] = ptr(a.s)
+				item.setUnbounded(name, false)
+				item.conditional(func() { c.stmts(cmd.Do, item) })
+			}
+			st.vars[name] = ptr(args[len(args)-1].s)
+			st.setUnbounded(name, false)
+			break
+		}
+		st.vars[name] = nil
+		// Items from a command's output stay bounded; more known items
+		// than maxLoopItems are not checked one by one, so refused.
+		st.setUnbounded(name, unbounded || known)
+	case *syntax.CStyleLoop:
+		c.arithm(loop.Init, st)
+		c.arithm(loop.Cond, st)
+		c.arithm(loop.Post, st)
+	}
+	st.conditional(func() { c.stmts(cmd.Do, st) })
+}
+
+// funcDecl checks a function's body and records its name, so that calls to
+// it are not taken for programs: only when it is certainly defined.
+func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
+	if cmd.Body != nil {
+		c.stmt(cmd.Body, st.clone())
+	}
+	piped := false // f() { …; } | cmd: a pipeline, run in a subshell
+	if cmd.Body != nil {
+		_, piped = cmd.Body.Cmd.(*syntax.BinaryCmd)
+	}
+	for _, name := range funcNames(cmd) {
+		if st.cond == 0 && !piped {
+			st.funcs[name] = true
+		} else {
+			delete(st.funcs, name) // may or may not be defined
+		}
+	}
+}
+
+// testExpr checks the words and nested commands of a [[ … ]] test.
 func (c *checker) testExpr(x syntax.TestExpr, st *shellState) {
 	switch x := x.(type) {
 	case *syntax.BinaryTest:
@@ -366,6 +388,8 @@ func (c *checker) testExpr(x syntax.TestExpr, st *shellState) {
 	}
 }
 
+// arithm checks an arithmetic expression: subscripts and nested commands
+// in it run at evaluation.
 func (c *checker) arithm(x syntax.ArithmExpr, st *shellState) {
 	if x == nil {
 		return
@@ -404,6 +428,8 @@ func (c *checker) nested(w *syntax.Word, st *shellState) {
 	})
 }
 
+// declClause checks declare, export, local and the like: the variables
+// they set and the attributes they give (-n namerefs).
 func (c *checker) declClause(d *syntax.DeclClause, st *shellState) {
 	// declare/typeset/export/local/readonly/nameref: assignments that may
 	// set dangerous variables.
@@ -482,6 +508,8 @@ func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
 	}
 }
 
+// redirect checks one redirection: the file read or written, heredocs and
+// the commands nested in its word.
 func (c *checker) redirect(r *syntax.Redirect, st *shellState) {
 	if r.Hdoc != nil {
 		c.nested(r.Hdoc, st)
@@ -554,6 +582,7 @@ func safeDevice(p string, access Access) bool {
 	return false
 }
 
+// isFD reports whether s is a file descriptor number (2>&1).
 func isFD(s string) bool {
 	if s == "" {
 		return false
@@ -566,15 +595,18 @@ func isFD(s string) bool {
 	return true
 }
 
+// isProcSubstWord reports whether a word is a process substitution <(…).
 func isProcSubstWord(w *syntax.Word) bool {
 	return len(w.Parts) == 1 && isProcSubst(w.Parts[0])
 }
 
+// isProcSubst reports whether a word part is a process substitution.
 func isProcSubst(p syntax.WordPart) bool {
 	_, ok := p.(*syntax.ProcSubst)
 	return ok
 }
 
+// nodeText prints a syntax node as the shell would read it back.
 func nodeText(n syntax.Node) string {
 	var b strings.Builder
 	if err := syntax.NewPrinter().Print(&b, n); err != nil {
@@ -605,6 +637,7 @@ func funcNames(fd *syntax.FuncDecl) []string {
 	return out
 }
 
+// newState is the shell state at the start of a command line run in cwd.
 func newState(cwd string) *shellState {
 	return &shellState{cwd: cwd, vars: map[string]*string{}, funcs: map[string]bool{}, numeric: map[string]bool{}}
 }

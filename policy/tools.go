@@ -216,6 +216,7 @@ func (t ToolSpec) CheckArgs(raw json.RawMessage) error {
 	return nil
 }
 
+// check reports whether v has the spec's type.
 func (a ArgSpec) check(v json.RawMessage) error {
 	kind := jsonKind(v)
 	ok := false
@@ -243,6 +244,7 @@ func (a ArgSpec) check(v json.RawMessage) error {
 	return nil
 }
 
+// article is "a" or "an" with the type's name.
 func article(t ArgType) string {
 	switch t {
 	case ArgInteger:

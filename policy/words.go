@@ -33,6 +33,7 @@ type arg struct {
 	dash bool
 }
 
+// knownArgs makes args of literal strings.
 func knownArgs(ss []string) []arg {
 	out := make([]arg, len(ss))
 	for i, s := range ss {
@@ -302,6 +303,8 @@ type staticEnv struct {
 	st *shellState
 }
 
+// Get returns a variable the checker knows before the command runs; others
+// fail the expansion.
 func (e staticEnv) Get(name string) expand.Variable {
 	if user, ok := strings.CutPrefix(name, "HOME "); ok {
 		// ~user: resolved only through the Env; an unknown user becomes a
@@ -323,8 +326,10 @@ func (e staticEnv) Get(name string) expand.Variable {
 	return expand.Variable{Set: true, Kind: expand.String, Str: v}
 }
 
+// Each lists no variables: expansions only look names up.
 func (e staticEnv) Each(func(name string, vr expand.Variable) bool) {}
 
+// errNotStatic fails an expansion that needs a value known only at run time.
 var errNotStatic = errors.New("not known before the command runs")
 
 // maxPureOutput bounds the output of a substitution evaluated statically.

@@ -1,0 +1,298 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// This file holds the shell's own commands: builtins change the shell's
+// state (variables, functions, options, the working directory) or run
+// another command (exec, command, builtin, trap), and some run code that
+// cannot be checked (eval, source, alias).
+
+// builtin checks a shell builtin; it reports false for names that are not
+// builtins handled here (they are then checked as programs).
+func (c *checker) builtin(name string, args []arg, st *shellState) bool {
+	switch name {
+	case "true", "false", ":", "echo", "pwd", "shift", "exit", "return",
+		"break", "continue", "wait", "type", "umask", "ulimit",
+		"times", "jobs", "fg", "bg", "disown", "dirs", "popd", "caller",
+		"help", "logout", "suspend":
+	case "unset":
+		c.unset(args, st)
+	case "test", "[":
+		c.test(name, args)
+	case "shopt":
+		c.shopt(args, st)
+	case "set":
+		c.set(args, st)
+	case "read", "printf", "mapfile", "readarray", "getopts":
+		c.assigningBuiltin(name, args, st)
+	case "cd", "pushd":
+		c.cd(args, st)
+	case "eval", "source", ".", "alias", "enable", "fc", "bind":
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
+			Message: fmt.Sprintf("%s runs or defines code that cannot be checked before it runs; run the commands themselves", name)})
+	case "hash":
+		for _, a := range args[1:] {
+			if !a.known || strings.HasPrefix(a.s, "-p") {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: "hash -p",
+					Message: "hash -p makes a name run another program"})
+			}
+		}
+	case "trap":
+		c.trap(args, st)
+	case "exec":
+		c.execBuiltin(args, st)
+	case "command":
+		c.commandBuiltin(args, st)
+	case "builtin":
+		if len(args) > 1 && args[1].known && c.builtin(args[1].s, args[1:], st) {
+			return true
+		}
+		if len(args) > 1 {
+			c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: "builtin",
+				Message: "builtin names a command that is not a checked shell builtin"})
+		}
+	case "export", "declare", "typeset", "local", "readonly", "let":
+		c.declareWords(name, args, st)
+	default:
+		return false
+	}
+	return true
+}
+
+// unset removes variables and functions from what the checker knows.
+func (c *checker) unset(args []arg, st *shellState) {
+	fn := false
+	for _, a := range args[1:] {
+		switch {
+		case !a.known:
+			st.funcs = map[string]bool{} // which function goes is unknown
+		case a.s == "-f":
+			fn = true
+		case a.s == "-v" || strings.HasPrefix(a.s, "-"):
+		default:
+			delete(st.funcs, a.s) // unset NAME removes a function when no variable has the name
+			if !fn {
+				st.vars[a.s] = ptr("") // an unset variable expands to nothing
+				delete(st.unbounded, a.s)
+			}
+		}
+	}
+}
+
+// test refuses test -v with a subscripted name, which bash evaluates.
+func (c *checker) test(name string, args []arg) {
+	for i := 1; i+1 < len(args); i++ {
+		if args[i].known && args[i].s == "-v" && (!args[i+1].known || strings.ContainsAny(args[i+1].s, "[]")) {
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: name + " -v",
+				Message: "a variable name with an array subscript is evaluated by bash and can run commands"})
+		}
+	}
+}
+
+// shopt records the shell options that change expansions (globs).
+func (c *checker) shopt(args []arg, st *shellState) {
+	set := true
+	for _, a := range args[1:] {
+		switch {
+		case !a.known:
+		case a.s == "-s":
+			set = true
+		case a.s == "-u":
+			set = false
+		case strings.HasPrefix(a.s, "-"):
+		default:
+			if st.shopt == nil {
+				st.shopt = map[string]bool{}
+			}
+			st.shopt[a.s] = set
+			st.cfg = nil // expansions follow the new options
+		}
+	}
+}
+
+// set records set -- ARGS, which sets the positional parameters.
+func (c *checker) set(args []arg, st *shellState) {
+	for i, a := range args[1:] {
+		if a.known && a.s == "--" {
+			st.pos, st.posKnown = nil, true
+			for _, b := range args[i+2:] {
+				if !b.known {
+					st.posKnown = false
+				}
+				st.pos = append(st.pos, b.s)
+			}
+			return
+		}
+	}
+}
+
+// assigningBuiltin checks read, printf -v, mapfile and getopts: the names
+// they assign must not be dangerous ones, and mapfile -C runs a callback.
+func (c *checker) assigningBuiltin(name string, args []arg, st *shellState) {
+	if name == "mapfile" || name == "readarray" {
+		for _, a := range args[1:] {
+			if a.known && strings.HasPrefix(a.s, "-") && strings.Contains(a.s, "C") {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name + " -C",
+					Message: name + " -C runs a callback command string, which cannot be checked"})
+			}
+		}
+	}
+	for _, n := range assignedNames(name, args[1:]) {
+		if n.known && strings.ContainsAny(n.s, "[]") {
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: name + " " + n.s,
+				Message: "a variable name with an array subscript is evaluated by bash and can run commands"})
+			continue
+		}
+		if !n.known {
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
+				Message: name + " assigns a variable whose name is known only at run time"})
+			continue
+		}
+		c.addAll(c.s.envAssign(n.s, nil, st.cwd, c.env))
+		st.vars[n.s] = nil
+		// A line read from a pipe is a checked command's output; read
+		// from anywhere else, or made by printf or getopts, it is data.
+		st.setUnbounded(n.s, !(st.pipedIn && (name == "read" || name == "mapfile" || name == "readarray")))
+	}
+}
+
+// execBuiltin checks the command exec replaces the shell with.
+func (c *checker) execBuiltin(args []arg, st *shellState) {
+	rest := args[1:]
+	for len(rest) > 0 && rest[0].known && strings.HasPrefix(rest[0].s, "-") {
+		if rest[0].s == "--" {
+			rest = rest[1:]
+			break
+		}
+		if rest[0].s == "-a" && len(rest) > 1 {
+			rest = rest[1:]
+		}
+		rest = rest[1:]
+	}
+	c.simple(rest, st, false)
+}
+
+// commandBuiltin checks the command "command" runs, skipping functions;
+// command -v and -V only look a name up.
+func (c *checker) commandBuiltin(args []arg, st *shellState) {
+	rest := args[1:]
+	for len(rest) > 0 && rest[0].known && strings.HasPrefix(rest[0].s, "-") {
+		if rest[0].s == "-v" || rest[0].s == "-V" {
+			return
+		}
+		if rest[0].s == "--" {
+			rest = rest[1:]
+			break
+		}
+		rest = rest[1:]
+	}
+	if len(rest) > 0 && rest[0].known && !strings.Contains(rest[0].s, "/") && c.builtin(rest[0].s, rest, st) {
+		return
+	}
+	c.simple(rest, st, false)
+}
+
+// declareWords checks export, declare and the like reached through command
+// or builtin, where their assignments are plain words.
+func (c *checker) declareWords(name string, args []arg, st *shellState) {
+	for _, a := range args[1:] {
+		if !a.known {
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
+				Message: name + " with an argument known only at run time cannot be checked"})
+			continue
+		}
+		if n, v, ok := strings.Cut(a.s, "="); ok {
+			c.addAll(c.s.envAssign(n, &v, st.cwd, c.env))
+		}
+	}
+}
+
+// cd follows the working directory, checking that it is readable: relative
+// paths after it are resolved from there.
+func (c *checker) cd(args []arg, st *shellState) {
+	var target *arg
+	physical := false
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a.known && (a.s == "-L" || a.s == "-P" || a.s == "-e" || a.s == "-@" || a.s == "--" || a.s == "-Pe" || a.s == "-eP") {
+			physical = physical || strings.Contains(a.s, "P")
+			continue
+		}
+		target = &args[i]
+		break
+	}
+	if target == nil {
+		if c.env.Home == "" {
+			st.cwd = ""
+			return
+		}
+		target = &arg{s: c.env.Home, known: true}
+	}
+	if target.known && target.s == "-" {
+		// cd - goes to $OLDPWD.
+		if v, ok := st.vars["OLDPWD"]; ok && v != nil && *v != "" {
+			target = &arg{s: *v, known: true}
+		} else {
+			st.cwd = ""
+			return
+		}
+	}
+	if !target.known && target.unbounded {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "cd",
+			Message: "cd to a directory known only at run time (a variable or parameter expansion) cannot be checked, nor can the relative paths after it; cd to a literal directory"})
+		st.cwd = ""
+		return
+	}
+	if !target.known || (st.cwd == "" && !filepath.IsAbs(target.s)) {
+		st.cwd = "" // a command's output: relative paths after it are checked at run time
+		return
+	}
+	abs, err := absPath(target.s, st.cwd, c.env)
+	if err != nil {
+		c.add(Violation{Reason: ReasonInvalidArguments, Resource: target.s, Message: "cd: " + err.Error()})
+		st.cwd = ""
+		return
+	}
+	c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: "cd " + target.s}))
+	st.vars["OLDPWD"] = ptr(st.cwd)
+	if physical {
+		real, err := canonicalize(abs, c.env.fs())
+		if err != nil {
+			st.cwd = ""
+			return
+		}
+		st.cwd = real
+		return
+	}
+	st.cwd = filepath.Clean(abs) // bash's cd is logical by default
+}
+
+// ptr returns a pointer to s.
+func ptr(s string) *string { return &s }
+
+// trap checks the command a trap action runs.
+func (c *checker) trap(args []arg, st *shellState) {
+	rest := args[1:]
+	for len(rest) > 0 && rest[0].known && (rest[0].s == "-p" || rest[0].s == "-l" || rest[0].s == "-P") {
+		return // lists traps
+	}
+	if len(rest) > 0 && rest[0].known && rest[0].s == "--" {
+		rest = rest[1:]
+	}
+	if len(rest) < 2 {
+		return
+	}
+	action := rest[0]
+	if action.known && (action.s == "-" || action.s == "") {
+		return
+	}
+	if !action.known {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "trap", Message: "a trap action known only at run time cannot be checked"})
+		return
+	}
+	c.program(action.s, st.clone())
+}

@@ -1,0 +1,104 @@
+package policy
+
+import "strings"
+
+// go: the Go command.
+//
+// cmd/go: -exec "runs the test binary using xprog", -toolexec "a program to
+// use to invoke toolchain programs", -vettool runs another vet; go generate
+// runs the commands of //go:generate comments; go run pkg@version downloads
+// and runs code; go env -w writes the go configuration file; go tool runs
+// tools that may open browsers (pprof -http, trace) or invoke external
+// linkers (-extld).
+
+// registerGo adds the table rows of this file.
+func registerGo(add adder) {
+	add(goSpec(), "go")
+}
+
+// goExtra checks what go's subcommands do with their operands and flags.
+func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	sub := ""
+	if len(p.subPath) > 0 {
+		sub = p.subPath[0]
+	}
+	ops := p.operands()
+	switch sub {
+	case "run", "install", "get", "test", "build", "vet":
+		for _, a := range ops {
+			if a.known && strings.Contains(a.s, "@") && !strings.HasPrefix(a.s, "-") && sub == "run" {
+				c.danger(p, allowed, "run pkg@version", "run "+a.s, "downloads and runs code from outside the scope")
+			}
+		}
+	case "tool":
+		if len(ops) > 0 && ops[0].known {
+			switch t := ops[0].s; {
+			case t == "trace" || (t == "pprof" && hasPrefixArg(p.args, "-http")):
+				c.danger(p, allowed, "tool "+t, "tool "+t, "starts a web server and a browser")
+			case t == "test2json" || t == "cgo" || t == "dist":
+				c.danger(p, allowed, "tool "+t, "tool "+t, "runs other programs")
+			case t == "link" && (hasPrefixArg(p.args, "-extld") || hasPrefixArg(p.args, "-extar")):
+				c.danger(p, allowed, "tool link", "tool link -extld", "runs an external linker program")
+			}
+		}
+	}
+	for _, a := range p.args {
+		if !a.known {
+			continue
+		}
+		if v, ok := strings.CutPrefix(a.s, "-replace="); ok {
+			if _, to, ok := strings.Cut(v, "="); ok && looksLikePath(to) {
+				c.operand(to, AccessRead, st.cwd, "go mod edit -replace")
+			}
+		}
+		if sub == "tool" && strings.HasPrefix(a.s, "-http") {
+			c.danger(p, allowed, "tool -http", "tool "+a.s, "starts a web server and a browser")
+		}
+		if !strings.HasPrefix(a.s, "-test.") {
+			continue
+		}
+		name, v, ok := strings.Cut(a.s, "=")
+		switch strings.TrimPrefix(name, "-test.") {
+		case "coverprofile", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace", "outputdir", "testlogfile", "gocoverdir", "fuzzcachedir":
+			if ok {
+				c.operand(v, AccessWrite, st.cwd, "go test "+name)
+			}
+		}
+	}
+	for _, v := range p.values("-ldflags") {
+		// A value known only at run time is checked then.
+		if v.known && strings.Contains(v.s, "extld") {
+			c.danger(p, allowed, "-ldflags", "-ldflags", "can name an external linker program (-extld)")
+		}
+	}
+	for _, v := range p.values("-gcflags") {
+		if !v.known {
+			c.danger(p, allowed, "-gcflags", "-gcflags", "is known only at run time")
+		}
+	}
+}
+
+// goSpec is go's table row: build flags, shared by the build subcommands.
+func goSpec() *spec {
+	build := opts(
+		exe("-exec", "runs the built binary through another program"), exe("-toolexec", "runs every build tool through another program"),
+		wr("-o"), rd("-overlay"), rd("-modfile"), rd("-pgo"), val("-ldflags"), val("-gcflags"), val("-asmflags"), val("-gccgoflags"),
+		val("-tags"), val("-mod"), val("-p"), val("-count"), val("-run"), val("-bench"), val("-benchtime"), val("-timeout"),
+		val("-cpu"), val("-parallel"), val("-coverpkg"), val("-covermode"), val("-shuffle"), val("-skip"), val("-fuzz"),
+		val("-fuzztime"), val("-fuzzminimizetime"), val("-list"), val("-buildmode"), val("-compiler"), val("-installsuffix"),
+		val("-trimpath"), val("-buildvcs"), val("-debug-actiongraph"), wr("-pkgdir"), wr("-coverprofile -cpuprofile -memprofile -blockprofile -mutexprofile -trace -outputdir -json-file"),
+		exe("-vettool", "runs another vet program"), val("-vet"), val("-f"), val("-failfast"),
+		flags("-race -msan -asan -cover -v -x -n -a -work -json -short -benchmem -c -i -u -t -d -m -e -deps -find -test -export -compiled"))
+	b := func() *spec { return &spec{singleDash: true, opts: append([]option{}, build...)} }
+	return &spec{singleDash: true, extra: goExtra,
+		opts: opts(chdir("-C")),
+		subs: map[string]*spec{
+			"build": b(), "run": {singleDash: true, posixStop: true, opts: append([]option{}, build...)}, "test": b(), "vet": b(), "install": b(), "list": b(), "get": b(),
+			"env": {singleDash: true, opts: opts(conf("-w", "writes the go configuration file"), conf("-u", "writes the go configuration file"), fl("-json -changed"))},
+			"mod": {singleDash: true}, "tool": {singleDash: true}, "clean": b(), "fmt": b(), "doc": {singleDash: true}, "work": {singleDash: true},
+			"version": {singleDash: true}, "generate": b(), "fix": b(),
+		},
+		subDanger: map[string]string{"generate": "runs the commands named in //go:generate comments",
+			"install": "writes binaries outside the scope (GOBIN)", "bug": "opens a browser", "telemetry": "changes the go configuration"},
+	}
+}

@@ -1,0 +1,188 @@
+package policy
+
+import "strings"
+
+// Interpreters and shells: python, node, perl, ruby, php, sh, bash, zsh…
+//
+// Each runs code given inline (-c, -e, --eval, -p) or read from standard
+// input, which cannot be checked (GTFOBins lists every one under "Shell").
+// A script file operand is read; sh/bash -c's command string is checked like
+// the command line itself. python -m MODULE runs a module: package managers
+// (pip) are checked as the program they are, modules that run inline code
+// or programs (code, pdb, timeit, cProfile) are dangerous.
+
+// registerInterpreters adds the table rows of this file.
+func registerInterpreters(add adder) {
+	interp := func(codeOpts string, extraOpts ...any) *spec {
+		return &spec{posixStop: true, extra: interpExtra, opts: opts(append([]any{code(codeOpts, whyCode)}, extraOpts...)...)}
+	}
+	add(interp("-c", stopAt(val("-m")), val("-W"), val("-X"), val("--check-hash-based-pycs"),
+		flags("-b -B -d -E -h -i -I -O -OO -P -q -s -S -u -v -V -x --version --help")), "python", "python3", "python2", "pypy", "pypy3")
+	add(interp("-e --eval -p --print", rd("-r --require"), rd("--import"), rd("--loader --experimental-loader"), val("--input-type"),
+		val("--conditions -C"), oval("--inspect --inspect-brk"), flags("-i --interactive --test --watch --check -v --version -h --help")),
+		"node", "nodejs", "deno", "bun")
+	add(interp("-e -E", inPlaceSuffix("-i"), oval("-M -m"), oval("-I"), oval("-C"), oval("-d"), oval("-D"), oval("-x"),
+		flags("-n -p -a -l -0 -s -w -W -X -t -T -U -c -u -v -V -S -h")), "perl")
+	add(interp("-e", inPlaceSuffix("-i"), val("-r"), val("-I"), chdir("-C"), oval("-E --encoding"), oval("-K"), oval("-T"), oval("-W"),
+		flags("-n -p -a -l -w -c -d -v -y -s -S --version -h --help")), "ruby")
+	add(interp("-e", flags("-q -v --version")), "php")
+	add(&spec{posixStop: true, extra: shellExtra, opts: opts(fl("-c"), fl("-s"), flags("-i -l --login"), val("-o +o"), val("-O +O"),
+		rd("--rcfile --init-file"), flags("-e -u -x -v -n -f -h -B -H -P -T -p -r -a -b -m -t -k -E -C --norc --noprofile --posix --noediting --restricted"))},
+		"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish")
+}
+
+// interpExtra: an interpreter runs a script file (read) or, with no script
+// and no inline code option, code from standard input.
+func interpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, v := range p.values("-X") {
+		if dir, ok := strings.CutPrefix(v.s, "pycache_prefix="); ok && v.known {
+			c.operand(dir, AccessWrite, st.cwd, "python3 -X pycache_prefix")
+		}
+	}
+	for _, o := range p.occ {
+		if o.opt != nil && o.opt.stop && o.has {
+			c.pythonModule(p, allowed, o.value, st)
+			return
+		}
+		if o.opt != nil && o.opt.eff == effCode {
+			return // inline code (already refused)
+		}
+		if o.id == "--version" || o.id == "-V" || o.id == "-v" || o.id == "--help" || o.id == "-h" || o.id == "--test" || o.id == "--check" {
+			return
+		}
+	}
+	if p.has("-i") || p.has("--interactive") {
+		c.danger(p, allowed, "-i", "-i", "reads code from standard input after the script")
+	}
+	ops := p.operands()
+	if len(ops) == 0 || (ops[0].known && isStdinPath(ops[0].s)) {
+		c.danger(p, allowed, "-", "without a script", whyStdin)
+		return
+	}
+	if ops[0].known && !ops[0].procSubst {
+		c.operand(ops[0].s, AccessRead, st.cwd, p.prog+" script")
+	} else if ops[0].procSubst {
+		c.danger(p, allowed, "<(…)", "script from a process substitution", whyStdin)
+	}
+}
+
+// shellExtra: sh -c STRING is checked as a program of its own; a script
+// file is read; no script means commands from standard input.
+func shellExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	ops := p.operands()
+	if p.has("-c") {
+		if len(ops) == 0 {
+			return
+		}
+		if !ops[0].known {
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: p.prog + " -c",
+				Message: p.prog + " -c with a command string known only at run time cannot be checked"})
+			return
+		}
+		inner := &shellState{cwd: st.cwd, vars: map[string]*string{}, funcs: map[string]bool{}, posKnown: true}
+		for _, a := range ops[1:] {
+			if !a.known {
+				inner.posKnown = false
+				break
+			}
+			if len(inner.pos) > 0 || a.s != "" {
+				inner.pos = append(inner.pos, a.s)
+			}
+		}
+		if len(ops) > 1 {
+			inner.pos = inner.pos[min(1, len(inner.pos)):] // $0 is the first
+		}
+		c.program(ops[0].s, inner)
+		return
+	}
+	if p.has("-s") || len(ops) == 0 {
+		c.danger(p, allowed, "-s", "without a script", "runs commands read from standard input, which cannot be checked")
+		return
+	}
+	if ops[0].known {
+		c.operand(ops[0].s, AccessRead, st.cwd, p.prog+" script")
+	}
+}
+
+// pythonModules are modules that run code given on their command line or
+// standard input, or start other programs.
+var pythonModules = map[string]string{
+	"timeit": "runs code given as arguments", "code": "runs code from standard input", "pdb": "runs debugger commands",
+	"ensurepip": "installs packages outside the scope", "webbrowser": "starts a browser", "antigravity": "starts a browser",
+	"idlelib": "runs an interactive shell", "runpy": "runs arbitrary modules", "cProfile": "", "profile": "",
+	"venv": "", "pydoc": "", "turtledemo": "runs demo code", "asyncio": "runs code from standard input",
+	"pickle": "unpickles data, which runs code", "idle": "runs an interactive shell",
+}
+
+// pythonModule checks python -m MODULE: package managers are checked as the
+// program they are, modules that run inline code are dangerous.
+func (c *checker) pythonModule(p *parsed, allowed allowEntries, mod arg, st *shellState) {
+	if !mod.known {
+		c.danger(p, allowed, "-m", "-m with a module known only at run time", "cannot be checked")
+		return
+	}
+	c.pythonModuleArgs(p, allowed, mod.s, p.operands(), st)
+}
+
+// pythonModuleArgs checks the module a python invocation runs with its
+// arguments: modules that run another module or script are followed.
+func (c *checker) pythonModuleArgs(p *parsed, allowed allowEntries, name string, args []arg, st *shellState) {
+	if name == "pip" || name == "pip3" {
+		c.simple(append([]arg{{s: "pip", known: true}}, args...), st, false)
+		return
+	}
+	if why := pythonModules[name]; why != "" {
+		c.danger(p, allowed, "-m "+name, "-m "+name, why)
+	}
+	switch name {
+	case "cProfile", "profile", "trace", "doctest", "pdb", "unittest", "pytest":
+		// They run a script, or another module after -m.
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			if !a.known {
+				continue
+			}
+			if a.s == "-m" && i+1 < len(args) && args[i+1].known {
+				c.pythonModuleArgs(p, allowed, args[i+1].s, args[i+2:], st)
+				return
+			}
+			if isStdinPath(a.s) || a.procSubst {
+				c.danger(p, allowed, "-m "+name, "-m "+name+" "+a.s, whyStdin)
+			}
+		}
+	case "pydoc":
+		if hasPrefixArg(args, "-b") || hasPrefixArg(args, "-p") {
+			c.danger(p, allowed, "-m pydoc", "-m pydoc -b", "starts a web server and a browser")
+		}
+	case "zipfile", "tarfile":
+		if len(args) > 0 && args[0].known && (args[0].s == "-c" || args[0].s == "--create") && len(args) > 1 {
+			if args[1].known {
+				c.operand(args[1].s, AccessWrite, st.cwd, "python3 -m "+name+" archive")
+			}
+			for _, a := range args[2:] {
+				if a.known {
+					c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true})
+				}
+			}
+		}
+		if len(args) > 2 && args[0].known && (args[0].s == "-e" || args[0].s == "--extract") && args[2].known {
+			c.operand(args[2].s, AccessWrite, st.cwd, "python3 -m "+name+" target")
+		}
+	case "venv", "virtualenv":
+		for _, a := range args {
+			if a.known && !strings.HasPrefix(a.s, "-") {
+				c.operand(a.s, AccessWrite, st.cwd, "python3 -m venv")
+			}
+		}
+	case "json.tool":
+		var ops []arg
+		for _, a := range args {
+			if !a.known || !strings.HasPrefix(a.s, "-") {
+				ops = append(ops, a)
+			}
+		}
+		if len(ops) > 1 && ops[1].known {
+			c.operand(ops[1].s, AccessWrite, st.cwd, "python3 -m json.tool output")
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package policy
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// make: runs the recipes of a makefile.
+//
+// GNU make's manual: -f reads a makefile (standard input with -f -), --eval
+// "evaluate string as makefile syntax", and a VAR=value operand overrides a
+// variable that recipes run (SHELL=, MAKE=, any $(VAR) in a recipe). So a
+// makefile the call names is read, and variables set on the command line
+// that a recipe could run are dangerous (GTFOBins: make, "Shell").
+
+// registerMake adds the table rows of this file.
+func registerMake(add adder) {
+	add(&spec{opts: opts(rd("-f --file --makefile"), chdir("-C --directory"), code("-E --eval", "evaluates makefile text, which can define commands"),
+		rd("-I --include-dir"), val("-o --old-file --assume-old"), val("-W --what-if --new-file --assume-new"), oval("-j --jobs"),
+		oval("-l --load-average --max-load"), oval("-O --output-sync"), oval("--shuffle"), oval("--debug"),
+		flags("-B -d -e -i -k -n -p -q -r -R -s -S -t -v -w --always-make --dry-run --just-print --keep-going --silent --quiet")),
+		operands: opNone, extra: makeExtra}, "make", "gmake")
+}
+
+// makeExtra refuses makefiles from standard input and command-line
+// variables that recipes could run.
+func makeExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, f := range p.values("-f") {
+		if f.known && isStdinPath(f.s) {
+			c.danger(p, allowed, "-f", "-f "+f.s, "reads a makefile from standard input, which cannot be checked")
+		}
+	}
+	for _, a := range p.operands() {
+		if !a.known {
+			c.danger(p, allowed, "VAR=", "argument known only at run time", "may set a variable that recipes run")
+			continue
+		}
+		name, val, ok := strings.Cut(a.s, "=")
+		if !ok {
+			continue
+		}
+		name = strings.TrimRight(name, ":+?!")
+		switch name {
+		case "SHELL", ".SHELLFLAGS", "MAKEFLAGS", "MAKEFILES", "MFLAGS", "MAKE", "MAKESHELL":
+			c.danger(p, allowed, name+"=", name+"=", "changes how make runs recipes")
+			continue
+		}
+		if strings.ContainsAny(val, "$`;|&<>()\n\\'\" \t") {
+			c.danger(p, allowed, name+"=", name+"="+clip(val), "overrides a variable that recipes may run with shell syntax")
+			continue
+		}
+		if filepath.IsAbs(val) || strings.HasPrefix(val, "~") {
+			c.operand(val, AccessRead, st.cwd, "make variable "+name)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package policy
+
+import "strings"
+
+// Network clients: curl, wget, ssh, scp, rsync.
+//
+// They read and write local files: curl -o, -T, -K, -d @file and -F
+// name=@file (curl's manual: "If you start the data with the letter @, the
+// rest should be a file name to read the data from"); wget -O, -i and -e
+// (wgetrc commands). ssh -o ProxyCommand, LocalCommand, KnownHostsCommand
+// and Match exec run local programs (ssh_config(5)); scp -S and rsync -e run
+// another remote-shell program (GTFOBins: ssh, scp, rsync, "Shell").
+
+// registerNetwork adds the table rows of this file.
+func registerNetwork(add adder) {
+	add(&spec{operands: opNone, extra: curlExtra, opts: opts(wr("-o --output"), wr("--output-dir"), rd("-K --config"), rd("-T --upload-file"),
+		val("-d --data --data-binary --data-raw --data-ascii --data-urlencode --json -F --form --form-string"),
+		wr("-c --cookie-jar"), wr("-D --dump-header"), wr("--trace --trace-ascii --stderr --libcurl --etag-save"), val("-b --cookie"),
+		rd("-E --cert"), rd("--key"), rd("--cacert"), rd("--netrc-file"), val("-u --user"), val("-H --header"), val("-X --request"),
+		val("-A --user-agent"), val("-e --referer"), val("--url"), val("-m --max-time"), val("--connect-timeout"), val("-w --write-out"),
+		val("-x --proxy"), val("-r --range"), val("--retry"), val("-z --time-cond"), val("--resolve"), val("--connect-to"))}, "curl")
+	add(&spec{operands: opNone, opts: opts(wr("-O --output-document"), wr("-o --output-file"), wr("-a --append-output"),
+		chdir("-P --directory-prefix"), rd("-i --input-file"), rd("--post-file"), conf("-e --execute", "runs wgetrc commands"),
+		exe("--use-askpass", whyExec), rd("--config"), val("-t --tries"), val("-T --timeout"), val("-U --user-agent"),
+		val("--header"), val("--post-data"), val("-l --level"), val("-A --accept"), val("-R --reject"))}, "wget")
+	add(&spec{posixStop: true, operands: opNone, extra: sshExtra, opts: opts(val("-o"), rd("-F"), wr("-E"), rd("-i"), val("-S"),
+		val("-p"), val("-l"), val("-L"), val("-R"), val("-D"), val("-J"), val("-W"), val("-b"), val("-c"), val("-m"), val("-O"), val("-Q"),
+		val("-w"), val("-e"), val("-B"), val("-I"), flags("-4 -6 -A -a -C -f -G -g -K -k -M -N -n -q -s -T -t -V -v -X -x -Y -y"))}, "ssh")
+	add(&spec{operands: opWriteLast, extra: sshExtra, opts: opts(exe("-S", whyExec), rd("-F"), val("-o"), rd("-i"), val("-P"),
+		val("-l"), val("-c"), val("-J"), val("-D"), val("-X"), flags("-3 -4 -6 -A -B -C -O -p -q -R -r -s -T -v"))}, "scp")
+	add(&spec{operands: opWriteLast, opts: opts(exe("-e --rsh", "runs a remote shell program"), exe("--rsync-path", whyExec),
+		wr("--log-file"), rd("--files-from"), rd("--exclude-from"), rd("--include-from"), rd("--password-file"), wr("--backup-dir"),
+		wr("--temp-dir -T"), wr("--partial-dir"), val("--exclude"), val("--include"), val("-f --filter"), val("--chmod"),
+		val("--chown"), val("--timeout"), val("--bwlimit"), val("--max-size"), val("--min-size"), val("-B --block-size"),
+		flags("-a -r -v -z -P -n -u -l -L -p -t -g -o -D -H -A -X -c -h -q -i -W -x -R -S --delete --dry-run --archive --progress"))}, "rsync")
+}
+
+// curlExtra checks the files named by -d @file and -F name=@file.
+func curlExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, o := range p.occ {
+		switch o.id {
+		case "-d", "-F":
+			if !o.has || !o.value.known {
+				continue
+			}
+			v := o.value.s
+			if k := strings.IndexByte(v, '@'); k >= 0 && (k == 0 || o.id == "-F") {
+				f := v[k+1:]
+				if i := strings.IndexByte(f, ';'); i >= 0 {
+					f = f[:i]
+				}
+				if f != "-" && f != "" {
+					c.operand(f, AccessRead, st.cwd, "curl upload")
+				}
+			}
+		case "-b":
+			if o.has && o.value.known && !strings.Contains(o.value.s, "=") {
+				c.operand(o.value.s, AccessRead, st.cwd, "curl cookie file")
+			}
+		}
+	}
+}
+
+// sshExtra refuses -o options that run programs or load code.
+func sshExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, v := range p.values("-o") {
+		if !v.known {
+			c.danger(p, allowed, "-o", "-o", "sets an option known only at run time")
+			continue
+		}
+		key := strings.ToLower(strings.TrimSpace(strings.FieldsFunc(v.s, func(r rune) bool { return r == '=' || r == ' ' })[0]))
+		switch key {
+		case "proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand", "match", "include", "controlpath", "controlmaster", "proxyuseeconnect", "remotecommand", "securitykeyprovider", "pkcs11provider", "sshaskpass":
+			c.danger(p, allowed, "-o", "-o "+key, "runs programs or loads code")
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package policy_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scopegate/scopegate/policy"
+)
+
+// progCase is one command of a program's tests and what the decision must
+// be: allowed, or denied with reason.
+type progCase struct {
+	cmd    string
+	reason string // "" means allowed
+}
+
+// runProgCases decides each case in a project where the scope reads and
+// writes proj, reads ro, and denies **/.env and **/secrets/**; allow is
+// shell_commands.allow. In cmd, PROJ, RO and OUT are replaced by the
+// project, the read-only directory and a directory outside the scope.
+func runProgCases(t *testing.T, allow []string, cases []progCase) {
+	t.Helper()
+	root := t.TempDir()
+	proj, out, ro := filepath.Join(root, "proj"), filepath.Join(root, "out"), filepath.Join(root, "ro")
+	for path, content := range map[string]string{
+		"proj/a.json": `{"a":1}`, "proj/lib.jq": `def f: .;`, "proj/.env": "TOKEN=x", "proj/secrets/key": "k",
+		"proj/src/main.go": "package main", "out/x.json": "{}", "ro/x.json": "{}",
+	} {
+		p := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc, err := policy.Compile(policy.Document{
+		Paths: policy.PathRules{Read: []string{proj + "/**", ro + "/**"}, Write: []string{proj + "/**"}, Deny: []string{"**/.env", "**/secrets/**"}},
+		Shell: policy.ShellRules{Allow: allow},
+	}, policy.Env{Home: filepath.Join(root, "home")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		cmd := strings.NewReplacer("PROJ", proj, "OUT", out, "RO", ro).Replace(tc.cmd)
+		args, _ := json.Marshal(policy.ShellArgs{Command: cmd})
+		d := sc.Decide(policy.Call{Tool: policy.ToolShell, Args: args, Cwd: proj}, policy.Env{Home: filepath.Join(root, "home")})
+		switch {
+		case tc.reason == "" && !d.Allowed:
+			t.Errorf("%s: denied (%s: %s), want allowed", tc.cmd, d.Reason, d.Message)
+		case tc.reason != "" && d.Allowed:
+			t.Errorf("%s: allowed, want denied (%s)", tc.cmd, tc.reason)
+		case tc.reason != "" && string(d.Reason) != tc.reason:
+			t.Errorf("%s: denied for %s (%s), want %s", tc.cmd, d.Reason, d.Message, tc.reason)
+		}
+	}
+}
