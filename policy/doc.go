@@ -71,11 +71,12 @@
 //     comment that says those dangers, quoting the manual.
 //  3. Write registerNAME(add adder) with the row, and add registerNAME to
 //     the list in buildPrograms (programs.go). Build the options with the
-//     constructors of programs.go: fl (flag), val and oval (a value), rd and
-//     wr (a file read or written), chdir, exe (runs a program), code (inline
+//     constructors of programs.go: fl (flag), val and oval (a value), pair
+//     (a name and a value), rd and wr (a file read or written), rdPair (a
+//     name and a file read), chdir, exe (runs a program), code (inline
 //     code), conf (configuration that can run programs), dflag (a dangerous
 //     flag), pat and patFile (the pattern or script, or a file holding it),
-//     inPlaceSuffix. Give every dangerous one its why, in the
+//     inPlace and inPlaceSuffix. Give every dangerous one its why, in the
 //     words a denial shows the model. Pick the operands mode (opRead,
 //     opPatternFirst, opWriteLast, …) and, for a program with subcommands,
 //     subs, defSub and subDanger.
@@ -88,5 +89,6 @@
 //     with its reason, and the everyday commands allowed. Run
 //     go test ./policy -run TestProgNAME, then the whole package: the
 //     corpora in testdata/corpus must keep passing.
-
+//
+// prog_jq.go was written by these steps.
 package policy

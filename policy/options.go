@@ -35,6 +35,7 @@ const (
 	flagOpt     arity = iota // no value
 	valueOpt                 // a value, attached or the next argument
 	optValueOpt              // a value only when attached (--opt=v, -ov)
+	pairOpt                  // a name and a value, the next two arguments (jq --arg NAME VALUE); the value is the second
 )
 
 // option is one option of a program; its names are synonyms (the first is
@@ -301,6 +302,11 @@ func (p *parsed) parse(sp *spec, argv []arg, base int) {
 			case o != nil && o.arity == valueOpt && i+1 < len(argv):
 				i++
 				occ.value, occ.has = argv[i], true
+			case o != nil && o.arity == pairOpt && i+2 < len(argv):
+				i += 2
+				occ.value, occ.has = argv[i], true
+			case o != nil && o.arity == pairOpt:
+				i = len(argv) // a pair cut short: the program refuses it
 			}
 			p.occ = append(p.occ, occ)
 			if o != nil && o.stop {
@@ -323,6 +329,9 @@ func (p *parsed) parse(sp *spec, argv []arg, base int) {
 					occ.value, occ.has = arg{s: s[j+1:], known: true}, true
 				} else if o.arity == valueOpt && i+1 < len(argv) {
 					i++
+					occ.value, occ.has = argv[i], true
+				} else if o.arity == pairOpt && i+2 < len(argv) {
+					i += 2
 					occ.value, occ.has = argv[i], true
 				}
 				p.occ = append(p.occ, occ)

@@ -40,8 +40,9 @@ func opt(names string, a arity, eff effect, why string) option {
 // takes a value, oval an attached value only, rd and wr name a file read or
 // written, chdir a working directory, exe a program run, code inline code,
 // conf configuration that can run programs, dflag a dangerous flag, pat a
-// pattern or script, patFile a file holding one, inPlaceSuffix an in-place
-// edit.
+// pattern or script, patFile a file holding one, inPlace and inPlaceSuffix
+// an in-place edit (without or with a backup suffix), pair a name and a
+// value, rdPair a name and a file read.
 func fl(names string) option            { return opt(names, flagOpt, effNone, "") }
 func val(names string) option           { return opt(names, valueOpt, effNone, "") }
 func oval(names string) option          { return opt(names, optValueOpt, effNone, "") }
@@ -56,6 +57,9 @@ func dflag(names, why string) option    { return opt(names, flagOpt, effDanger, 
 func pat(names string) option           { return opt(names, valueOpt, effPattern, "") }
 func patFile(names string) option       { return opt(names, valueOpt, effPatternFile, "") }
 func inPlaceSuffix(names string) option { return opt(names, optValueOpt, effInPlace, "") }
+func inPlace(names string) option       { return opt(names, flagOpt, effInPlace, "") }
+func pair(names string) option          { return opt(names, pairOpt, effNone, "") }
+func rdPair(names string) option        { return opt(names, pairOpt, effRead, "") }
 func stopAt(o option) option            { o.stop = true; return o }
 
 // opts gathers options and lists of options.
