@@ -14,7 +14,7 @@ import "strings"
 // registerNetwork adds the table rows of this file.
 func registerNetwork(add adder) {
 	add(&spec{operands: opNone, extra: curlExtra, opts: opts(wr("-o --output"), wr("--output-dir"), rd("-K --config"), rd("-T --upload-file"),
-		val("-d --data --data-binary --data-raw --data-ascii --data-urlencode --json -F --form --form-string"),
+		val("-d --data --data-binary --data-ascii --json"), val("--data-urlencode"), val("--data-raw"), val("-F --form"), val("--form-string"),
 		wr("-c --cookie-jar"), wr("-D --dump-header"), wr("--trace --trace-ascii --stderr --libcurl --etag-save"), val("-b --cookie"),
 		rd("-E --cert"), rd("--key"), rd("--cacert"), rd("--netrc-file"), val("-u --user"), val("-H --header"), val("-X --request"),
 		val("-A --user-agent"), val("-e --referer"), val("--url"), val("-m --max-time"), val("--connect-timeout"), val("-w --write-out"),
@@ -38,27 +38,66 @@ func registerNetwork(add adder) {
 // curlExtra checks the files named by -d @file and -F name=@file.
 func curlExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, o := range p.occ {
+		if !o.has {
+			continue
+		}
 		switch o.id {
-		case "-d", "-F":
-			if !o.has || !o.value.known {
+		case "-d", "--data-urlencode", "-F":
+			if !o.value.known {
+				if o.value.unbounded {
+					c.unknownOperand("curl " + o.id + " (a value starting with @ names a file to send)")
+				}
 				continue
 			}
-			v := o.value.s
-			if k := strings.IndexByte(v, '@'); k >= 0 && (k == 0 || o.id == "-F") {
-				f := v[k+1:]
-				if i := strings.IndexByte(f, ';'); i >= 0 {
-					f = f[:i]
-				}
-				if f != "-" && f != "" {
-					c.operand(f, AccessRead, st.cwd, "curl upload")
-				}
+			for _, f := range curlDataFiles(o.id, o.value.s) {
+				c.operand(f, AccessRead, st.cwd, "curl "+o.id+" upload")
 			}
 		case "-b":
-			if o.has && o.value.known && !strings.Contains(o.value.s, "=") {
+			if o.value.known && !strings.Contains(o.value.s, "=") {
 				c.operand(o.value.s, AccessRead, st.cwd, "curl cookie file")
 			}
 		}
 	}
+}
+
+// curlDataFiles returns the files a data or form value makes curl send
+// (curl(1)): "@file" for -d, --data-binary, --data-ascii and --json;
+// "@file" or "name@file" for --data-urlencode; "name=@file" and
+// "name=<file" (with ";type=…" and comma-separated lists) for -F.
+// Standard input ("-") is not a file.
+func curlDataFiles(id, v string) []string {
+	var files []string
+	switch id {
+	case "-d":
+		if f, ok := strings.CutPrefix(v, "@"); ok {
+			files = append(files, f)
+		}
+	case "--data-urlencode":
+		if i := strings.IndexByte(v, '@'); i >= 0 && !strings.Contains(v[:i], "=") {
+			files = append(files, v[i+1:])
+		}
+	case "-F":
+		_, content, ok := strings.Cut(v, "=")
+		if !ok || (!strings.HasPrefix(content, "@") && !strings.HasPrefix(content, "<")) {
+			break
+		}
+		content = content[1:]
+		for _, part := range strings.Split(content, ",") {
+			f, _, _ := strings.Cut(strings.Trim(part, `"`), ";")
+			files = append(files, f)
+		}
+		if strings.Contains(content, ",") {
+			f, _, _ := strings.Cut(content, ";")
+			files = append(files, f) // a file name with a comma
+		}
+	}
+	out := files[:0]
+	for _, f := range files {
+		if f != "" && f != "-" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // sshExtra refuses -o options that run programs or load code.
