@@ -38,6 +38,15 @@ func (c checker) CheckPath(path string, access policy.Access, cwd string) []poli
 	return c.path(path, access, cwd)
 }
 
+// LookPath finds programs as the gateway does, on this process's PATH
+// (no scope: none of it is writable).
+func (c checker) LookPath(word, cwd string) (string, error) {
+	var sc policy.Scope
+	return sc.LookPath(word, cwd, policy.Env{Path: c.TrustedPath()})
+}
+
+func (c checker) TrustedPath() []string { return filepath.SplitList(os.Getenv("PATH")) }
+
 // denyProgram denies argv whose program is name.
 func denyProgram(name string) func([]string, string) []policy.Violation {
 	return func(argv []string, _ string) []policy.Violation {

@@ -18,15 +18,16 @@ import (
 	"mvdan.cc/sh/v3/interp"
 )
 
-// exec is the interpreter's final exec handler: it finds the program in
-// PATH and starts it under the Landlock helper (when confined), in its own
+// exec is the interpreter's final exec handler: it finds the program as the
+// decision did (Checker.LookPath: the trusted PATH, never the current
+// directory or a directory the scope makes writable) and starts it under the Landlock helper (when confined), in its own
 // process group, with the scrubbed environment. On cancellation the group
 // gets SIGINT, then SIGKILL after the grace period; when the program ends,
 // whatever is left of its group is killed, so no call leaves processes
 // behind (short of ones that left the group on purpose).
 func (sh *shell) exec(ctx context.Context, args []string) error {
 	hc := interp.HandlerCtx(ctx)
-	path, err := interp.LookPathDir(hc.Dir, hc.Env, args[0])
+	path, err := sh.r.opts.Checker.LookPath(args[0], hc.Dir)
 	if err != nil {
 		fmt.Fprintf(hc.Stderr, "scopegate: %v\n", err)
 		return interp.ExitStatus(127)
@@ -122,7 +123,7 @@ func (sh *shell) programEnv(env expand.Environ) []string {
 		if i, ok := idx[name]; ok && !vr.IsSet() {
 			out[i] = ""
 		}
-		if !vr.Exported || vr.Kind != expand.String || neverPass(name) ||
+		if !vr.Exported || vr.Kind != expand.String || neverPass(name) || name == "PATH" ||
 			strings.IndexByte(vr.Str, 0) >= 0 {
 			return true
 		}
@@ -135,6 +136,9 @@ func (sh *shell) programEnv(env expand.Environ) []string {
 		return true
 	})
 	out = append(out, "TMPDIR="+sh.tmp)
+	// Programs that start programs (env, xargs, make) look them up where
+	// the decision did: the trusted PATH.
+	out = append(out, "PATH="+strings.Join(sh.r.opts.Checker.TrustedPath(), ":"))
 	n := 0
 	for _, kv := range out {
 		if kv != "" {

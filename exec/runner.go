@@ -19,6 +19,12 @@ type Checker interface {
 	CheckExec(argv []string, cwd string) []policy.Violation
 	// CheckPath decides one file access relative to cwd.
 	CheckPath(path string, access policy.Access, cwd string) []policy.Violation
+	// LookPath returns the file a program word runs (policy.Scope.LookPath):
+	// what the decision matched is what runs, with no other lookup.
+	LookPath(word, cwd string) (string, error)
+	// TrustedPath is the PATH programs get: the directories bare names are
+	// looked up in, none of which a tool call can write.
+	TrustedPath() []string
 }
 
 // ConfineMode says how shell calls are confined.

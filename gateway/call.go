@@ -349,6 +349,12 @@ func (c checker) CheckPath(path string, access policy.Access, cwd string) []poli
 	return c.scope.CheckPath(path, access, cwd, c.env)
 }
 
+func (c checker) LookPath(word, cwd string) (string, error) {
+	return c.scope.LookPath(word, cwd, c.env)
+}
+
+func (c checker) TrustedPath() []string { return c.scope.TrustedPath(c.env) }
+
 // roamResult is the result of a roam_* tool.
 type roamResult struct {
 	ExitCode   int        `json:"exit_code"`

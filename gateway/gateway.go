@@ -45,6 +45,10 @@ type Options struct {
 	Home string
 	// LookupHome resolves ~user; nil uses the system's user database.
 	LookupHome func(name string) (string, bool)
+	// Path is the PATH programs are looked up in, without the directories
+	// a scope makes writable (policy.Scope.TrustedPath); nil uses this
+	// process's PATH.
+	Path []string
 	// Observer counts decisions; nil counts nothing.
 	Observer Observer
 	// Confine says whether shell calls may run without Landlock.
@@ -126,6 +130,9 @@ func New(opts Options) *Gateway {
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
 	}
+	if opts.Path == nil {
+		opts.Path = filepath.SplitList(os.Getenv("PATH"))
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -174,6 +181,7 @@ func (g *Gateway) Env(cwd string, extraProtected ...string) policy.Env {
 		Protected: protected,
 		RoamDir:   g.opts.RoamDir,
 		Cwd:       cwd,
+		Path:      g.opts.Path,
 	}
 }
 

@@ -81,50 +81,97 @@ func (c *checker) simple(args []arg, st *shellState, lookup bool) {
 // its arguments to its table row, match the allow and deny entries, then
 // analyze what the arguments make it do.
 func (c *checker) external(args []arg, st *shellState) {
-	base, resolved := c.resolveProgram(args[0].s, st.cwd)
-	p := parseArgs(base, c.s.programs.lookup(base), args[1:])
-	c.denyCheck(p, resolved)
-	allowed := c.allowEntries(p, base, resolved)
+	prog := c.resolveProgram(args[0].s, st.cwd)
+	p := parseArgs(prog.base, c.s.programs.lookup(prog.base), args[1:])
+	c.denyCheck(p, prog.path)
+	allowed := c.allowEntries(p, prog)
 	c.analyze(p, allowed, st)
 }
 
-// resolveProgram returns the name a program word is known by in the table
-// and the entries (its base name), and for a word with a slash the absolute
-// path it names, which must be readable in the scope.
-func (c *checker) resolveProgram(prog, cwd string) (base, resolved string) {
-	if !strings.Contains(prog, "/") {
-		return prog, ""
+// program is a command word resolved.
+type program struct {
+	word string // as written
+	base string // the name the table and the entries know it by
+	// path is the file it runs: for a word with a slash the file it names,
+	// for a bare word the file found on the trusted PATH ("" when Env.Path
+	// is not given or the name is not found).
+	path string
+	// byPath: the word has a slash. It then matches an allow entry that
+	// names a bare program only when it is the very file that name finds
+	// on the trusted PATH.
+	byPath bool
+}
+
+// resolveProgram resolves a program word; a word with a slash must name a
+// file readable in the scope.
+func (c *checker) resolveProgram(word, cwd string) program {
+	prog := program{word: word, base: word}
+	if !strings.Contains(word, "/") {
+		if c.env.Path != nil {
+			prog.path, _ = c.s.LookPath(word, cwd, c.env)
+		}
+		return prog
 	}
-	base = path.Base(prog)
-	if !filepath.IsAbs(prog) && cwd == "" {
-		c.add(Violation{Reason: ReasonDynamicCommand, Resource: prog,
-			Message: fmt.Sprintf("program %s is relative to a directory known only at run time", prog)})
-		return base, ""
+	prog.base, prog.byPath = path.Base(word), true
+	if !filepath.IsAbs(word) && cwd == "" {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: word,
+			Message: fmt.Sprintf("program %s is relative to a directory known only at run time", word)})
+		return prog
 	}
-	abs, err := absPath(prog, cwd, c.env)
+	abs, err := absPath(word, cwd, c.env)
 	if err != nil {
-		c.add(Violation{Reason: ReasonInvalidArguments, Resource: prog, Message: "program " + prog + ": " + err.Error()})
-		return base, ""
+		c.add(Violation{Reason: ReasonInvalidArguments, Resource: word, Message: "program " + word + ": " + err.Error()})
+		return prog
 	}
-	c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: "program " + prog}))
-	return base, abs
+	prog.path = filepath.Clean(abs)
+	if real, err := canonicalize(abs, c.env.fs()); err == nil {
+		prog.path = real
+	}
+	c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: "program " + word}))
+	return prog
 }
 
 // allowEntries returns the allow entries that match the command, refusing
 // it when there is none.
-func (c *checker) allowEntries(p *parsed, base, resolved string) allowEntries {
+func (c *checker) allowEntries(p *parsed, prog program) allowEntries {
 	var allowed allowEntries
+	byName := false // an entry names the program, but not the file the word names
 	for i := range c.s.allow {
 		e := &c.s.allow[i]
-		if e.matches(p, resolved) {
-			allowed = append(allowed, e)
+		if !e.matches(p, prog.path) {
+			continue
 		}
+		if prog.byPath && e.path == "" && !c.sameProgram(prog) {
+			byName = true
+			continue
+		}
+		allowed = append(allowed, e)
 	}
-	if len(allowed) == 0 {
-		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: base, Rule: "shell_commands.allow",
-			Message: fmt.Sprintf("%s is not in shell_commands.allow of this session's scope; the user can allow it with: %s --allow-command %s", base, ExpandCommand, quoteArg(allowHint(base, p)))})
+	switch {
+	case len(allowed) > 0:
+	case byName:
+		trusted, err := c.s.LookPath(prog.base, "", c.env)
+		if err != nil {
+			trusted = "none: " + err.Error()
+		}
+		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: prog.path, Rule: "shell_commands.allow",
+			Message: fmt.Sprintf("%s names a program by path; shell_commands.allow allows %s by name, which is the %s of the trusted PATH (%s), and this is another file; run %s by name, or the user can allow this file with: %s --allow-command %s",
+				prog.word, prog.base, prog.base, trusted, prog.base, ExpandCommand, quoteArg(prog.path))})
+	default:
+		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: prog.base, Rule: "shell_commands.allow",
+			Message: fmt.Sprintf("%s is not in shell_commands.allow of this session's scope; the user can allow it with: %s --allow-command %s", prog.base, ExpandCommand, quoteArg(allowHint(prog.base, p)))})
 	}
 	return allowed
+}
+
+// sameProgram reports whether a program named by path is the file its base
+// name finds on the trusted PATH.
+func (c *checker) sameProgram(prog program) bool {
+	if c.env.Path == nil || prog.path == "" {
+		return false
+	}
+	trusted, err := c.s.LookPath(prog.base, "", c.env)
+	return err == nil && trusted == prog.path
 }
 
 // allowHint is the allow entry a denial proposes: the program, and its

@@ -61,10 +61,10 @@ func Compile(doc Document, env Env) (*Scope, error) {
 	if s.deny, err = compileGlobs("paths.deny", doc.Paths.Deny, true, env); err != nil {
 		return nil, err
 	}
-	if s.allow, err = compileEntries("shell_commands.allow", doc.Shell.Allow, s.programs); err != nil {
+	if s.allow, err = compileEntries("shell_commands.allow", doc.Shell.Allow, s.programs, env.fs()); err != nil {
 		return nil, err
 	}
-	if s.denyCmds, err = compileEntries("shell_commands.deny", doc.Shell.Deny, s.programs); err != nil {
+	if s.denyCmds, err = compileEntries("shell_commands.deny", doc.Shell.Deny, s.programs, env.fs()); err != nil {
 		return nil, err
 	}
 	for i, p := range doc.OrgRoam.Subdirectory {

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/mattn/go-shellwords"
@@ -28,8 +29,8 @@ type entryOpt struct {
 }
 
 // compileEntries compiles shell_commands.allow or .deny entries against
-// the program table.
-func compileEntries(list string, es []string, table programs) ([]entry, error) {
+// the program table; a program given as a path is kept in canonical form.
+func compileEntries(list string, es []string, table programs, fsys FS) ([]entry, error) {
 	out := make([]entry, 0, len(es))
 	for i, e := range es {
 		rule := fmt.Sprintf("%s[%d] %s", list, i, e)
@@ -42,7 +43,12 @@ func compileEntries(list string, es []string, table programs) ([]entry, error) {
 		}
 		en := entry{rule: rule, text: e, prog: words[0], words: knownArgs(words[1:])}
 		if strings.Contains(words[0], "/") {
-			en.path = words[0]
+			// Compared with the program a command word resolves to, in
+			// canonical form.
+			en.path = filepath.Clean(words[0])
+			if real, err := canonicalize(en.path, fsys); err == nil {
+				en.path = real
+			}
 			en.prog = path.Base(words[0])
 		}
 		pp := parseArgs(en.prog, table.lookup(en.prog), en.words)

@@ -70,6 +70,11 @@ type Env struct {
 	RoamDir string
 	// Cwd is the working directory used when the call has none.
 	Cwd string
+	// Path is the PATH programs are looked up in (the gateway's own); see
+	// [Scope.TrustedPath]. Nil means programs are not looked up: a bare
+	// word matches allow entries by name, a word with a slash only an
+	// entry naming that path.
+	Path []string
 }
 
 // fs is the filesystem view of e, the OS one when none is set.

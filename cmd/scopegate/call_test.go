@@ -249,7 +249,8 @@ func TestToolsOrgSurvivesHostileOutput(t *testing.T) {
 func TestCallsNeverWriteSessionsOrConfig(t *testing.T) {
 	// A scope whose write root contains the sessions root and config dir.
 	w := newWorkspace(t)
-	scope := fmt.Sprintf("paths:\n  read: [%q]\n  write: [%q]\nshell_commands:\n  allow: [ls, cat, echo, writer.sh, sh]\n", w.root+"/**", w.root+"/**")
+	// A program in a writable root runs only by an entry naming its path.
+	scope := fmt.Sprintf("paths:\n  read: [%q]\n  write: [%q]\nshell_commands:\n  allow: [ls, cat, echo, %q, sh]\n", w.root+"/**", w.root+"/**", filepath.Join(w.proj, "writer.sh"))
 	if err := os.WriteFile(filepath.Join(w.branch, "scope.yml"), []byte(scope), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -270,6 +271,41 @@ func TestCallsNeverWriteSessionsOrConfig(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(w.proj, "inside.txt")); err != nil {
 		t.Fatalf("the same child could not write inside its scope: %v (result %v)", err, res)
+	}
+}
+
+// A program is what the decision matched: a file named like an allowed
+// program in the worktree runs neither by path nor by name, even with the
+// worktree on PATH; the allowed name runs the file of the trusted PATH.
+func TestPlantedProgramNeverRuns(t *testing.T) {
+	w := newWorkspace(t, "cat")
+	marker := filepath.Join(w.root, "planted-ran")
+	for _, dir := range []string{w.proj, filepath.Join(w.proj, "bin")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cat"), []byte("#!/bin/sh\ntouch "+marker+"\necho planted\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(w.proj, "a.txt"), []byte("real content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"./cat a.txt", "bin/cat a.txt", filepath.Join(w.proj, "cat") + " a.txt"} {
+		res := w.call(3, "shell", map[string]any{"command": cmd})
+		if !strings.Contains(fmt.Sprint(res), "by path") {
+			t.Errorf("%s: %v; want a denial naming the program by path", cmd, res)
+		}
+	}
+	// The worktree first on PATH (and "."): "cat" is still the system's.
+	c := w.cmd("call", "--session", w.id, `{"tool":"shell","args":{"command":"cat a.txt"},"cwd":"`+w.proj+`"}`)
+	c.Env = append(c.Env, "PATH=.:"+filepath.Join(w.proj, "bin")+":"+w.proj+":"+os.Getenv("PATH"))
+	out, err := c.Output()
+	if err != nil || !strings.Contains(string(out), "real content") {
+		t.Errorf("cat with the worktree on PATH: %v, %s", err, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a planted program ran")
 	}
 }
 
