@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -194,6 +195,10 @@ func (s *Scope) checkCanonical(abs, resolved string, info fs.FileInfo, access Ac
 					Message: fmt.Sprintf("%s%s is inside %s, which tool calls may never write (sessions and scopegate config)", describe(src), shown(abs, resolved), root)}}
 			}
 		}
+		if f := cmp.Or(gitRunFile(abs), gitRunFile(resolved)); f != "" {
+			return []Violation{{Reason: ReasonPathDenied, Resource: abs, Rule: "files git runs",
+				Message: fmt.Sprintf("%s%s is a file whose content git runs (%s); tool calls may never write it, so that a later git command cannot run planted code", describe(src), shown(abs, resolved), f)}}
+		}
 		if !inAny(s.write, abs) || !inAny(s.write, resolved) {
 			hint := expandHint("--write", abs, resolved, info, func(p string) bool { return inAny(s.write, p) })
 			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.write",
@@ -215,6 +220,70 @@ func (s *Scope) checkCanonical(abs, resolved string, info fs.FileInfo, access Ac
 		}
 	}
 	return nil
+}
+
+// globsAllowWrite reports whether the scope's path patterns let a call
+// write abs (on its spelling and its resolution): what a program run by a
+// call may write, whatever the invariants that hold for file tools.
+func (s *Scope) globsAllowWrite(abs string, env Env) bool {
+	resolved, err := canonicalize(abs, env.fs())
+	if err != nil {
+		return false
+	}
+	lower, resolvedLower := strings.ToLower(abs), strings.ToLower(resolved)
+	for i := range s.deny {
+		if s.deny[i].match(abs, lower) || s.deny[i].match(resolved, resolvedLower) {
+			return false
+		}
+	}
+	for _, root := range env.Protected {
+		if within(abs, root) || within(resolved, root) {
+			return false
+		}
+	}
+	return inAny(s.write, abs) && inAny(s.write, resolved)
+}
+
+// gitRunFile says what p is when it is a file of a repository whose content
+// git runs or follows (gitrepository-layout(5), githooks(5),
+// git-config(1)): the configuration (config, config.worktree, a
+// submodule's or linked worktree's), a hook, or a .git file that points a
+// working tree at a repository; "" otherwise.
+func gitRunFile(p string) string {
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		if part != ".git" {
+			continue
+		}
+		rest := parts[i+1:]
+		if len(rest) == 0 {
+			return "the repository pointer .git"
+		}
+		// Submodules' repositories (.git/modules/a/b) and linked worktrees
+		// (.git/worktrees/x) nest: their own config and hooks count too.
+		for len(rest) > 0 {
+			switch rest[0] {
+			case "config", "config.worktree", "commondir":
+				if len(rest) == 1 {
+					return "its configuration"
+				}
+				return ""
+			case "hooks":
+				return "a hook"
+			case "modules", "worktrees":
+				if len(rest) < 2 {
+					return ""
+				}
+				rest = rest[2:]
+				for len(rest) > 1 && rest[0] != "config" && rest[0] != "hooks" && rest[0] != "config.worktree" {
+					rest = rest[1:] // nested submodule names (modules/a/b/config)
+				}
+			default:
+				return ""
+			}
+		}
+	}
+	return ""
 }
 
 // inAny reports whether p matches one of the (case-sensitive) globs.

@@ -206,11 +206,13 @@ func isGitDir(fsys FS, dir string) bool {
 }
 
 // gitConfigWritable refuses a git run on a repository directory whose
-// configuration or hooks this scope lets tool calls write.
+// configuration or hooks this scope's paths let tool calls write. File
+// tools and redirections never write them (gitRunFile), but a program a
+// call runs is bounded by the write roots, not by that rule.
 func (c *checker) gitConfigWritable(p *parsed, allowed allowEntries, gitDir string) {
 	for _, f := range []string{"config", "hooks/pre-commit", "commondir"} {
 		target := filepath.Join(gitDir, f)
-		if c.s.checkAbs(target, AccessWrite, c.env, pathSource{}) == nil {
+		if c.s.globsAllowWrite(target, c.env) {
 			c.danger(p, allowed, "repository", "in repository "+gitDir,
 				fmt.Sprintf("would load %s, which tool calls can write (core.fsmonitor, core.pager and hooks run programs); deny **/.git/** or run git in the project's own repository", target))
 			return
