@@ -64,8 +64,14 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 	defer os.RemoveAll(tmp)
 	sh := &shell{r: r, tmp: tmp}
 	if r.abi > 0 {
-		if sh.rules, err = buildRules(r.abi, r.readRts, r.writeRts, r.protect, tmp); err != nil {
+		ns := res.Confinement == ConfinementNamespaces
+		if sh.rules, err = buildRules(r.abi, r.readRts, r.writeRts, r.protect, tmp, ns); err != nil {
 			return res, err
+		}
+		if ns {
+			if sh.rules.View, err = r.view(tmp); err != nil {
+				return res, err
+			}
 		}
 	}
 
