@@ -16,8 +16,8 @@ import (
 )
 
 // maxDenyWalk caps the directory entries the deny walk of one shell call
-// may visit. A bigger tree refuses the call rather than run it with
-// denied files left unmasked.
+// may visit. Past it the call does not get the private view (masks would
+// be missing): it runs under Landlock alone and reports "landlock".
 const maxDenyWalk = 100_000
 
 // ErrDenyWalkTooBig: the readable roots hold too many entries to find every
@@ -212,6 +212,9 @@ func (w *denyWalk) dir(dir string) error {
 		p := dir + "/" + e.name
 		if dir == "/" {
 			p = "/" + e.name
+			if notWalked(p) {
+				continue
+			}
 		}
 		lower := strings.ToLower(p)
 		if w.matchEntry(lower) {
@@ -225,6 +228,17 @@ func (w *denyWalk) dir(dir string) error {
 		}
 	}
 	return nil
+}
+
+// notWalked are top-level directories the walk of a root "/" skips: the
+// view replaces /tmp and /proc with its own, /sys and /dev hold kernel
+// objects, not files a deny glob is about.
+func notWalked(p string) bool {
+	switch p {
+	case privateTmp, "/proc", "/sys", "/dev":
+		return true
+	}
+	return false
 }
 
 // denyMasks returns the paths of the private view to mask for this

@@ -8,11 +8,11 @@ import (
 	"os"
 	osexec "os/exec"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,9 +32,10 @@ import (
 //     over a directory; the target is opened without following links, so
 //     a link swapped in since the walk cannot redirect a mask;
 //  4. mounts a fresh proc on /proc, which shows only the call's processes;
-//  5. gives up its capabilities for anything it starts (ambient set
-//     cleared; with uid 0, root no longer gains capabilities by exec);
-//  6. applies Landlock and starts the program as PID 2, in a process group
+//  5. applies Landlock;
+//  6. gives up, on the thread that starts the program, the capabilities
+//     anything it starts would get (ambient set cleared; with uid 0, root
+//     no longer gains capabilities by exec), and starts the program as PID 2, in a process group
 //     of its own; it forwards the signals the gateway sends to the
 //     helper's group (SIGINT on timeout) to the program's group, reaps
 //     every orphan, and exits with the program's status (128+signal when
@@ -138,6 +139,7 @@ func runProbe() int {
 		if err := mountProc(); err != nil {
 			return err
 		}
+		runtime.LockOSThread()
 		return dropCaps()
 	}()
 	if err != nil {
@@ -171,10 +173,12 @@ func runInView(rl rules, program string, argv []string) int {
 	if err := os.Chdir(cwd); err != nil {
 		return fail("private view: enter %s: %v", cwd, err)
 	}
-	if err := dropCaps(); err != nil {
+	if err := restrict(rl); err != nil {
 		return fail("%v", err)
 	}
-	if err := restrict(rl); err != nil {
+	// The program is started from this thread, whose capabilities go.
+	runtime.LockOSThread()
+	if err := dropCaps(); err != nil {
 		return fail("%v", err)
 	}
 	_ = unix.Close(livenessFD)
@@ -314,17 +318,27 @@ const (
 	secbitNoRootLocked = 1 << 1
 )
 
-// dropCaps makes sure nothing the helper starts has a capability in the
-// user namespace: the ambient set goes on every thread, and with uid 0
-// (the gateway runs as root) exec no longer grants root its capabilities.
+// dropCaps makes sure nothing this thread starts has a capability in the
+// user namespace: its ambient set goes, with uid 0 (the gateway runs as
+// root) exec no longer grants root its capabilities, and then every set
+// of the thread is emptied. Both are
+// per-thread: the caller keeps to its OS thread and starts the program
+// from it.
 func dropCaps() error {
-	if err := llsys.AllThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
 	if os.Getuid() == 0 {
-		if err := llsys.AllThreadsPrctl(unix.PR_SET_SECUREBITS, secbitNoRoot|secbitNoRootLocked, 0, 0, 0); err != nil {
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secbitNoRoot|secbitNoRootLocked, 0, 0, 0); err != nil {
 			return fmt.Errorf("set secure bits: %w", err)
 		}
+	}
+	// Empty every set (the inheritable one holds CAP_SYS_ADMIN, which a
+	// file with inheritable file capabilities would turn into a real one).
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
 	}
 	return nil
 }

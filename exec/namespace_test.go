@@ -183,6 +183,18 @@ for p in paths + ["link/shadow", "/etc/shadow", "/etc/gshadow"]:
 		}
 	})
 
+	t.Run("programs have no capabilities", func(t *testing.T) {
+		res, err := run(t, r, policy.ToolShell, shellArgs("grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status"), proj)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("err %v result %+v", err, res)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
+			if strings.Trim(strings.Fields(l)[1], "0") != "" {
+				t.Errorf("%s", l)
+			}
+		}
+	})
+
 	t.Run("private tmp", func(t *testing.T) {
 		res, err := run(t, r, policy.ToolShell, shellArgs(`ls -A /tmp; sh -c 'echo data > "$TMPDIR/f"' && cat $TMPDIR/f`), proj)
 		if err != nil || res.ExitCode != 0 {
@@ -381,19 +393,24 @@ func TestDenyWalk(t *testing.T) {
 	})
 }
 
-func TestShellDenyWalkTooBigRefuses(t *testing.T) {
+// Roots too big to walk get Landlock alone, never a view with masks
+// missing, and the result says so.
+func TestShellDenyWalkTooBigFallsBack(t *testing.T) {
 	requireNamespaces(t)
-	proj := realDir(t)
-	for _, f := range []string{"a/1", "a/2", "b/3"} {
-		writeFile(t, filepath.Join(proj, f), "x", 0o644)
-	}
+	proj := viewFixture(t)
 	r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Deny: []string{"**/.env"}})
 	r.walkMax = 3
-	res, err := run(t, r, policy.ToolShell, shellArgs("touch ran"), proj)
-	if !errors.Is(err, ErrDenyWalkTooBig) {
-		t.Fatalf("err %v result %+v", err, res)
+	res, err := run(t, r, policy.ToolShell, shellArgs("cat sub/ok.txt; touch ran; cat /proc/1/environ"), proj)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if exists(filepath.Join(proj, "ran")) {
-		t.Error("the program ran")
+	if res.Confinement != ConfinementLandlock {
+		t.Errorf("confinement %q, want %q", res.Confinement, ConfinementLandlock)
+	}
+	if !strings.Contains(res.Stdout, allowed) || !exists(filepath.Join(proj, "ran")) {
+		t.Errorf("the program did not run: %+v", res)
+	}
+	if !strings.Contains(res.Stderr, "/proc/1/environ: Permission denied") {
+		t.Errorf("not confined by Landlock: %q", res.Stderr)
 	}
 }
