@@ -249,6 +249,11 @@ func (r *Runner) denyMasks() ([]string, error) {
 	if len(r.deny) > 0 {
 		w := &denyWalk{pats: compileDeny(r.deny), host: r.host, now: time.Now(), max: r.walkMax}
 		for _, root := range outermost(append(slices.Clone(r.readRts), r.writeRts...)) {
+			if within("/usr", root) {
+				// A root holding the system (a scope reading /**) is
+				// never walked whole in time: do not start.
+				return nil, fmt.Errorf("%w: %s holds the system directories", ErrDenyWalkTooBig, root)
+			}
 			if err := w.root(root); err != nil {
 				return nil, err
 			}

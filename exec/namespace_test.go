@@ -413,4 +413,8 @@ func TestShellDenyWalkTooBigFallsBack(t *testing.T) {
 	if !strings.Contains(res.Stderr, "/proc/1/environ: Permission denied") {
 		t.Errorf("not confined by Landlock: %q", res.Stderr)
 	}
+	r = newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Deny: []string{"**/.env"}})
+	if _, err := r.denyMasks(); !errors.Is(err, ErrDenyWalkTooBig) {
+		t.Errorf("a root / was walked: %v", err)
+	}
 }
