@@ -29,20 +29,35 @@ func benchRun(b *testing.B, r *Runner, tool string, args any, cwd string) {
 
 func BenchmarkShell(b *testing.B) {
 	dir := realDir(b)
+	// A small worktree with what the standard deny list masks.
+	for _, f := range []string{".env", "node_modules/a/b.js", "src/main.go", "src/x/y.go", "docs/readme.md"} {
+		writeFile(b, filepath.Join(dir, f), "x", 0o644)
+	}
+	deny := []string{"**/.git/**", "**/.env", "**/node_modules/**", "**/.ssh/**"}
+	host := new(Host)
 	for _, bc := range []struct {
 		name    string
 		confine ConfineMode
+		ns      NamespaceMode
 		cmd     string
 	}{
-		{"builtin_true", ConfineOff, "true"},
-		{"program_true/unconfined", ConfineOff, "/bin/true"},
-		{"program_true/landlock", ConfineRequired, "/bin/true"},
+		{"builtin_true", ConfineOff, NamespacesOff, "true"},
+		{"program_true/unconfined", ConfineOff, NamespacesOff, "/bin/true"},
+		{"program_true/landlock", ConfineRequired, NamespacesOff, "/bin/true"},
+		{"program_true/namespaces+landlock", ConfineRequired, NamespacesAuto, "/bin/true"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			if bc.confine == ConfineRequired {
 				requireLandlock(b)
 			}
-			r := newRunner(b, Options{ReadRoots: []string{dir}, WriteRoots: []string{dir}, Confine: bc.confine})
+			if bc.ns == NamespacesAuto {
+				requireNamespaces(b)
+			}
+			r := newRunner(b, Options{ReadRoots: []string{dir}, WriteRoots: []string{dir}, Confine: bc.confine,
+				Namespaces: bc.ns, Deny: deny, Host: host})
+			if bc.ns == NamespacesAuto && r.Confinement() != ConfinementNamespaces {
+				b.Fatalf("confinement %q", r.Confinement())
+			}
 			benchRun(b, r, policy.ToolShell, policy.ShellArgs{Command: bc.cmd}, dir)
 		})
 	}

@@ -8,5 +8,8 @@
 // [Checker] right before they happen; each program it launches starts
 // through a re-exec of the scopegate binary (see [IsHelper], [RunHelper])
 // that applies Landlock, in its own process group, with a scrubbed
-// environment and a private temporary directory.
+// environment and a private temporary directory. Where the host allows,
+// that helper first enters new user, mount and PID namespaces and builds a
+// private view: denied files and host secrets masked, a private /tmp and
+// /proc (see namespace.go).
 package exec

@@ -16,8 +16,11 @@ import (
 )
 
 // helperArg is the hidden first argument that turns the scopegate binary
-// into the Landlock helper.
-const helperArg = "__scopegate-confine"
+// into the Landlock helper; probeArg turns it into the namespace probe.
+const (
+	helperArg = "__scopegate-confine"
+	probeArg  = "__scopegate-probe-namespaces"
+)
 
 // helperExitCode is the helper's exit status when it cannot confine or
 // start the program: the shell's "cannot execute".
@@ -34,16 +37,62 @@ type rules struct {
 	// RWFiles are single files granted read and write (device files, and
 	// the files beside a protected root inside a write root).
 	RWFiles []string `json:"rw_files,omitempty"`
-	// RO are directories granted reading and executing.
+	// RO are directories and files granted reading and executing.
 	RO []string `json:"ro,omitempty"`
+	// View, when set, is the private filesystem view the helper builds in
+	// its new namespaces before applying Landlock.
+	View *view `json:"view,omitempty"`
 }
 
-// systemRO are what programs need to start and work: loaders, libraries,
-// configuration (ld.so.cache, certificates, passwd), /proc for self
-// inspection. Missing ones are ignored.
-func systemRO() []string {
-	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-		"/etc", "/proc", "/sys/devices/system/cpu", "/opt", "/nix/store", "/snap"}
+// systemRO returns what programs need to start and work: loaders,
+// libraries, toolchains, configuration, CPU topology. With namespaces
+// (private view) /etc is granted whole, since the view masks the host's
+// secrets in it ([hostSecrets]), and /proc is granted whole, since it is
+// the view's own /proc showing only the call's processes; the private
+// /tmp is readable (not writable: it holds the read roots carried into
+// it, and a write grant there would reach them). Without them the
+// host's /etc and /proc are reachable as they are, so only the entries of
+// [systemEtc] and [systemProc] are granted. Missing paths are ignored;
+// entries may be file globs.
+func systemRO(namespaces bool) []string {
+	ro := []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+		"/sys/devices/system/cpu", "/opt", "/nix/store", "/snap"}
+	if namespaces {
+		// The private /tmp holds only the roots carried into it.
+		return append(ro, "/etc", "/proc", privateTmp)
+	}
+	return append(append(ro, systemEtc()...), systemProc()...)
+}
+
+// systemEtc is the part of /etc that programs read to start and work when
+// the host's /etc cannot be masked: the loader's cache, users and groups
+// (names only; their hashes are in shadow), name resolution, time zone and
+// locale, certificates, alternatives, tool configuration (git, python,
+// pip, npm, ssh client, terminfo, file's magic). Secrets are not in it.
+func systemEtc() []string {
+	return []string{
+		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
+		"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/host.conf",
+		"/etc/resolv.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols", "/etc/networks",
+		"/etc/hostname", "/etc/machine-id", "/etc/os-release", "/etc/lsb-release", "/etc/debian_version",
+		"/etc/localtime", "/etc/timezone", "/etc/locale.alias", "/etc/locale.conf", "/etc/default/locale",
+		"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates", "/etc/ca-certificates.conf",
+		"/etc/pki/tls/certs", "/etc/pki/ca-trust", "/etc/crypto-policies",
+		"/etc/alternatives", "/etc/shells", "/etc/mtab", "/etc/terminfo", "/etc/mime.types",
+		"/etc/magic", "/etc/magic.mime", "/etc/gitconfig", "/etc/python3*", "/etc/perl",
+		"/etc/pip.conf", "/etc/npmrc", "/etc/fonts", "/etc/xdg", "/etc/manpath.config",
+		"/etc/ssh/ssh_config", "/etc/ssh/ssh_config.d", "/etc/vim", "/etc/nanorc", "/etc/inputrc",
+	}
+}
+
+// systemProc is the part of the host's /proc granted without namespaces:
+// the program's own entry (/proc/self is resolved when the rules are made,
+// in the helper, whose pid the program keeps; other processes' entries,
+// their environ above all, stay closed) and system-wide counters.
+func systemProc() []string {
+	return []string{"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg",
+		"/proc/uptime", "/proc/version", "/proc/filesystems", "/proc/sys/kernel",
+		"/proc/sys/vm/overcommit_memory", "/proc/sys/net/core/somaxconn"}
 }
 
 // systemRWFiles are the device files every program may use.
@@ -86,9 +135,16 @@ func within(p, dir string) bool {
 // Consequence: no new entry can be created directly in a directory on the
 // path from the write root to the protected root. A write root inside a
 // protected root is not granted write at all.
-func buildRules(abi int, readRoots, writeRoots, protected []string, tmp string) (rules, error) {
+func buildRules(abi int, readRoots, writeRoots, protected []string, tmp string, namespaces bool) (rules, error) {
 	rl := rules{ABI: abi, RW: []string{tmp}, RWFiles: systemRWFiles()}
-	rl.RO = append(rl.RO, systemRO()...)
+	for _, p := range systemRO(namespaces) {
+		if !strings.ContainsAny(p, "*?[") {
+			rl.RO = append(rl.RO, p)
+			continue
+		}
+		m, _ := filepath.Glob(p)
+		rl.RO = append(rl.RO, m...)
+	}
 	rl.RO = append(rl.RO, readRoots...)
 	for _, w := range writeRoots {
 		if err := splitWrite(&rl, w, protected); err != nil {
@@ -152,7 +208,7 @@ func helperArgv(helper string, rl rules, program string, args []string) ([]strin
 // IsHelper reports whether args (os.Args) ask this process to be the
 // Landlock helper. main calls it first thing.
 func IsHelper(args []string) bool {
-	return len(args) > 1 && args[1] == helperArg
+	return len(args) > 1 && (args[1] == helperArg || args[1] == probeArg)
 }
 
 // parseHelperArgs splits the helper's argv into its rules, the program
@@ -165,7 +221,11 @@ func parseHelperArgs(args []string) (rules, string, []string, error) {
 	if err := json.Unmarshal([]byte(args[2]), &rl); err != nil {
 		return rules{}, "", nil, fmt.Errorf("decode rules: %w", err)
 	}
-	for _, list := range [][]string{rl.RW, rl.RWFiles, rl.RO} {
+	lists := [][]string{rl.RW, rl.RWFiles, rl.RO}
+	if rl.View != nil {
+		lists = append(lists, rl.View.Carry, rl.View.Masks)
+	}
+	for _, list := range lists {
 		for _, p := range list {
 			if !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
 				return rules{}, "", nil, fmt.Errorf("decode rules: path %q is not absolute", p)
@@ -186,10 +246,16 @@ func parseHelperArgs(args []string) (rules, string, []string, error) {
 // replaces it with the program, so the program and all its children run
 // confined. It returns only on failure, with the exit status to use.
 func RunHelper(args []string) int {
+	if len(args) > 1 && args[1] == probeArg {
+		return runProbe()
+	}
 	rl, program, argv, err := parseHelperArgs(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "scopegate: confine: %v\n", err)
 		return helperExitCode
+	}
+	if rl.View != nil {
+		return runInView(rl, program, argv)
 	}
 	if err := restrict(rl); err != nil {
 		fmt.Fprintf(os.Stderr, "scopegate: confine: %v\n", err)
@@ -221,8 +287,23 @@ func restrict(rl rules) error {
 		// Moving files between directories of the write roots.
 		rw = rw.WithRefer()
 	}
+	// Landlock takes directory rights only on directories: files get
+	// file rights.
+	var roDirs, roFiles []string
+	for _, p := range rl.RO {
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+			continue
+		case fi.IsDir():
+			roDirs = append(roDirs, p)
+		default:
+			roFiles = append(roFiles, p)
+		}
+	}
 	err = cfg.RestrictPaths(
-		landlock.RODirs(rl.RO...).IgnoreIfMissing(),
+		landlock.RODirs(roDirs...).IgnoreIfMissing(),
+		landlock.ROFiles(roFiles...).IgnoreIfMissing(),
 		rw,
 		landlock.RWFiles(rl.RWFiles...).IgnoreIfMissing(),
 	)

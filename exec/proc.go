@@ -52,6 +52,18 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		}
 		cmd.Path, cmd.Args = sh.r.helper, argv
 	}
+	if sh.rules.View != nil {
+		// The helper watches the read end; the write end stays open here
+		// until the program has ended.
+		alive, held, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("make liveness pipe: %w", err)
+		}
+		defer held.Close()
+		defer alive.Close()
+		cmd.ExtraFiles = []*os.File{alive}
+		cmd.SysProcAttr = namespaceAttr()
+	}
 	err = cmd.Start()
 	for delay := time.Millisecond; errors.Is(err, syscall.ETXTBSY) && delay < 300*time.Millisecond; delay *= 2 {
 		// A concurrently forked process may briefly hold the file open

@@ -7,7 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/scopegate/scopegate/policy"
 )
@@ -42,10 +45,26 @@ const (
 	ConfineOff
 )
 
+// NamespaceMode says whether shell programs get a private view of the
+// filesystem (new user, mount and PID namespaces) under Landlock.
+type NamespaceMode int
+
+const (
+	// NamespacesAuto gives programs the private view where the host lets
+	// an unprivileged process enter namespaces (probed once per [Host]),
+	// and falls back to Landlock alone elsewhere. It is the zero value.
+	NamespacesAuto NamespaceMode = iota
+	// NamespacesOff runs programs under Landlock alone.
+	NamespacesOff
+)
+
 // Confinement values reported in [Result.Confinement].
 const (
-	ConfinementLandlock = "landlock"
-	ConfinementNone     = "none"
+	// ConfinementNamespaces: a private filesystem view (denied paths and
+	// host secrets masked, private /tmp and /proc) with Landlock beneath.
+	ConfinementNamespaces = "namespaces+landlock"
+	ConfinementLandlock   = "landlock"
+	ConfinementNone       = "none"
 )
 
 // Defaults of [Options].
@@ -70,8 +89,19 @@ type Options struct {
 	// Protected roots are never writable, even inside a write root: the
 	// sessions root and the config dir.
 	Protected []string
+	// Deny are the scope's paths.deny globs as the compiled scope holds
+	// them: absolute doublestar patterns, or ones starting with "**". In
+	// the private view every file and directory below a read or write
+	// root that matches one is masked (matching ignores case).
+	Deny []string
 	// Confine says whether Landlock is required.
 	Confine ConfineMode
+	// Namespaces says whether programs get the private view.
+	Namespaces NamespaceMode
+	// Host shares what Runners learn about the host (namespace probe,
+	// deny walk cache); the gateway keeps one for the process. Nil gives
+	// this Runner its own.
+	Host *Host
 	// MaxOutput caps each of stdout and stderr, in bytes.
 	MaxOutput int
 	// MaxRead caps what read_file returns and what edit_file and grep read
@@ -177,7 +207,8 @@ type Result struct {
 	BytesWritten *int64   `json:"bytes_written,omitempty"`
 	Replacements *int     `json:"replacements,omitempty"`
 
-	// Confinement is "landlock" or "none" for shell calls.
+	// Confinement is "namespaces+landlock", "landlock" or "none" for
+	// shell calls.
 	Confinement string `json:"confinement,omitempty"`
 	// Refused lists what was refused at run time.
 	Refused []policy.Violation `json:"refused,omitempty"`
@@ -193,6 +224,9 @@ type Runner struct {
 	writeRts []string
 	passEnv  []string
 	baseEnv  []string
+	deny     []string // lower-case deny globs
+	host     *Host
+	walkMax  int // entries the deny walk may visit
 }
 
 // New returns a Runner. It probes Landlock once.
@@ -221,7 +255,19 @@ func New(opts Options) (*Runner, error) {
 	if opts.Environ == nil {
 		opts.Environ = os.Environ()
 	}
-	r := &Runner{opts: opts}
+	r := &Runner{opts: opts, host: opts.Host, walkMax: maxDenyWalk}
+	if r.host == nil {
+		r.host = new(Host)
+	}
+	for _, p := range opts.Deny {
+		if !filepath.IsAbs(p) && !strings.HasPrefix(p, "**") {
+			return nil, fmt.Errorf("new runner: deny pattern %q is neither absolute nor starts with **", p)
+		}
+		if !doublestar.ValidatePattern(p) {
+			return nil, fmt.Errorf("new runner: deny pattern %q is not a valid glob", p)
+		}
+		r.deny = append(r.deny, strings.ToLower(p))
+	}
 	for _, list := range []struct {
 		in  []string
 		out *[]string
@@ -251,12 +297,23 @@ func New(opts Options) (*Runner, error) {
 	return r, nil
 }
 
-// Confinement reports what shell calls will run under: "landlock" or "none".
+// Confinement reports what shell calls will run under:
+// "namespaces+landlock", "landlock" or "none". The first call may probe
+// the host for namespaces.
 func (r *Runner) Confinement() string {
-	if r.abi > 0 {
+	switch {
+	case r.abi == 0:
+		return ConfinementNone
+	case r.namespaces():
+		return ConfinementNamespaces
+	default:
 		return ConfinementLandlock
 	}
-	return ConfinementNone
+}
+
+// namespaces reports whether programs get the private view.
+func (r *Runner) namespaces() bool {
+	return r.abi > 0 && r.opts.Namespaces == NamespacesAuto && r.host.namespacesOK(r.helper) == nil
 }
 
 // Run runs one allowed call with relative paths taken against cwd. A

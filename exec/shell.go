@@ -64,8 +64,23 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 	defer os.RemoveAll(tmp)
 	sh := &shell{r: r, tmp: tmp}
 	if r.abi > 0 {
-		if sh.rules, err = buildRules(r.abi, r.readRts, r.writeRts, r.protect, tmp); err != nil {
+		ns := res.Confinement == ConfinementNamespaces
+		if sh.rules, err = buildRules(r.abi, r.readRts, r.writeRts, r.protect, tmp, ns); err != nil {
 			return res, err
+		}
+		if ns {
+			sh.rules.View, err = r.view(tmp)
+			if errors.Is(err, ErrDenyWalkTooBig) {
+				// The roots are too big to find every denied file (a
+				// scope reading /**): Landlock alone, and the result says
+				// so. Rather than refuse, since the static decision still
+				// refuses recursive readers of trees holding denied files.
+				res.Confinement = ConfinementLandlock
+				sh.rules, err = buildRules(r.abi, r.readRts, r.writeRts, r.protect, tmp, false)
+			}
+			if err != nil {
+				return res, err
+			}
 		}
 	}
 

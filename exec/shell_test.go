@@ -52,9 +52,12 @@ func TestShellLandlockConfinesPrograms(t *testing.T) {
 			if ok := res.ExitCode == 0; ok != tt.want {
 				t.Errorf("exit code %d, stderr %q", res.ExitCode, res.Stderr)
 			}
-			wantConf := ConfinementLandlock
-			if tt.runner == open {
-				wantConf = ConfinementNone
+			wantConf := ConfinementNone
+			if tt.runner != open {
+				wantConf = confined.Confinement()
+				if wantConf != ConfinementNamespaces && wantConf != ConfinementLandlock {
+					t.Fatalf("confined runner reports %q", wantConf)
+				}
 			}
 			if res.Confinement != wantConf {
 				t.Errorf("confinement %q, want %q", res.Confinement, wantConf)
@@ -218,8 +221,10 @@ func TestShellExitCodes(t *testing.T) {
 func TestShellTimeoutKillsGroup(t *testing.T) {
 	proj := realDir(t)
 	var pids []int
+	// Without namespaces, so that the pid a program records is one this
+	// test can look up (TestShellPrivateViewExitAndSignals covers them).
 	r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Confine: ConfineAllowUnconfined,
-		KillGrace: 200 * time.Millisecond, OnStart: func(pid int) { pids = append(pids, pid) }})
+		Namespaces: NamespacesOff, KillGrace: 200 * time.Millisecond, OnStart: func(pid int) { pids = append(pids, pid) }})
 	tests := []struct {
 		name, cmd string
 	}{

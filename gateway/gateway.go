@@ -82,6 +82,9 @@ type Gateway struct {
 	// protected are the sessions root and config dir, canonical spellings
 	// included: never writable by a tool call.
 	protected []string
+	// host is what the runners of this process learn about the host
+	// (namespace probe, deny walk cache), shared across calls.
+	host exec.Host
 }
 
 // cachedCwd is a branch's default working directory and the identity of the

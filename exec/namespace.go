@@ -1,0 +1,392 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The private view.
+//
+// With namespaces, the gateway starts the helper in new user, mount and PID
+// namespaces, its uid and gid mapped to themselves (files keep their
+// owners) and CAP_SYS_ADMIN as an ambient capability, the only one the
+// helper needs in its user namespace. The helper, PID 1 of its namespace:
+//
+//  1. makes every mount private, so nothing it does reaches the host;
+//  2. mounts a fresh tmpfs on /tmp, after cloning the roots that live
+//     below /tmp (read, write, the call's TMPDIR) and moving the clones
+//     back to their paths inside it;
+//  3. masks every path of [view.Masks] (deny matches, host secrets): an
+//     empty read-only file bound over a file, an empty read-only tmpfs
+//     over a directory; the target is opened without following links, so
+//     a link swapped in since the walk cannot redirect a mask;
+//  4. mounts a fresh proc on /proc, which shows only the call's processes;
+//  5. applies Landlock;
+//  6. gives up, on the thread that starts the program, the capabilities
+//     anything it starts would get (ambient set cleared; with uid 0, root
+//     no longer gains capabilities by exec), and starts the program as PID 2, in a process group
+//     of its own; it forwards the signals the gateway sends to the
+//     helper's group (SIGINT on timeout) to the program's group, reaps
+//     every orphan, and exits with the program's status (128+signal when
+//     it was killed). When the helper exits or is killed, the kernel kills
+//     every process left in the namespace, so nothing outlives the call.
+//
+// The helper is not the program itself because PID 1 ignores signals it
+// has no handler for: a program run as PID 1 would survive the SIGINT of a
+// timeout and its own `kill $$`.
+//
+// Any failure before the program starts exits 126 with one line on
+// stderr: the program never runs with a mask missing.
+
+// view is the private view the helper builds, sent with its rules.
+type view struct {
+	// Carry are roots below /tmp that stay visible in the private /tmp.
+	Carry []string `json:"carry,omitempty"`
+	// Masks are the paths hidden behind empty files and directories.
+	Masks []string `json:"masks,omitempty"`
+}
+
+// privateTmp is where the private view mounts its fresh tmpfs.
+const privateTmp = "/tmp"
+
+// maxViewJSON bounds the rules the helper gets in one argv string (Linux
+// allows 128 KiB): a call whose masks do not fit is refused.
+const maxViewJSON = 120 << 10
+
+// livenessFD is the helper's fd for the read end of a pipe whose write end
+// the gateway holds until the program ends: a hang-up means the gateway
+// died before the helper could arm its parent-death signal.
+const livenessFD = 3
+
+// namespaceAttr returns the process attributes that start the helper in
+// its namespaces, in its own process group.
+func namespaceAttr() *syscall.SysProcAttr {
+	uid, gid := os.Getuid(), os.Getgid()
+	return &syscall.SysProcAttr{
+		Setpgid:                    true,
+		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN},
+		// No Pdeathsig here: the child's parent lies outside its PID
+		// namespace, so the fork code would take it for dead. The helper
+		// arms it itself and checks the liveness pipe.
+	}
+}
+
+// namespacesOK probes once whether the helper can build a private view on
+// this host: entering the namespaces, mounting tmpfs and proc, masking.
+// Hosts that forbid unprivileged user namespaces (sysctl, AppArmor) fail
+// here and get Landlock alone.
+func (h *Host) namespacesOK(helper string) error {
+	h.probeOnce.Do(func() { h.probeErr = probeNamespaces(helper) })
+	return h.probeErr
+}
+
+func probeNamespaces(helper string) error {
+	if helper == "" {
+		return errors.New("probe namespaces: no helper")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := osexec.CommandContext(ctx, helper, probeArg)
+	cmd.Dir = "/"
+	cmd.Env = []string{}
+	cmd.SysProcAttr = namespaceAttr()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("probe namespaces: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// runProbe is the helper's side of the probe: the steps of a private view
+// on scratch files.
+func runProbe() int {
+	err := func() error {
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return fmt.Errorf("make mounts private: %w", err)
+		}
+		if err := mountTmp(nil); err != nil {
+			return err
+		}
+		f, d := privateTmp+"/probe-file", privateTmp+"/probe-dir"
+		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+			return err
+		}
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+		if err := maskAll([]string{f, d}); err != nil {
+			return err
+		}
+		if b, err := os.ReadFile(f); err != nil || len(b) != 0 {
+			return fmt.Errorf("mask did not hide the file (%q, %v)", b, err)
+		}
+		if err := mountProc(); err != nil {
+			return err
+		}
+		runtime.LockOSThread()
+		return dropCaps()
+	}()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scopegate: probe namespaces: %v\n", err)
+		return helperExitCode
+	}
+	return 0
+}
+
+// runInView is the helper in its namespaces: it builds the view, applies
+// Landlock and supervises the program. It returns the exit status.
+func runInView(rl rules, program string, argv []string) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "scopegate: confine: "+format+"\n", a...)
+		return helperExitCode
+	}
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
+	fds := []unix.PollFd{{Fd: livenessFD, Events: unix.POLLIN}}
+	if _, err := unix.Poll(fds, 0); err != nil || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+		return fail("the gateway exited before the program started")
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fail("working directory: %v", err)
+	}
+	if err := buildView(*rl.View); err != nil {
+		return fail("private view: %v", err)
+	}
+	// The working directory may lie below a mount made since: enter it
+	// again by name so relative paths meet the masks.
+	if err := os.Chdir(cwd); err != nil {
+		return fail("private view: enter %s: %v", cwd, err)
+	}
+	if err := restrict(rl); err != nil {
+		return fail("%v", err)
+	}
+	// The program is started from this thread, whose capabilities go.
+	runtime.LockOSThread()
+	if err := dropCaps(); err != nil {
+		return fail("%v", err)
+	}
+	_ = unix.Close(livenessFD)
+	return supervise(program, argv)
+}
+
+// buildView makes the mounts of v (steps 1 to 4 above).
+func buildView(v view) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	if err := mountTmp(v.Carry); err != nil {
+		return err
+	}
+	if err := maskAll(v.Masks); err != nil {
+		return err
+	}
+	return mountProc()
+}
+
+// mountTmp mounts a fresh tmpfs on /tmp and brings back the roots below it.
+func mountTmp(carry []string) error {
+	fds := make([]int, len(carry))
+	for i, root := range carry {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, root, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				fds[i] = -1
+				continue
+			}
+			return fmt.Errorf("clone %s: %w", root, err)
+		}
+		defer unix.Close(fd)
+		fds[i] = fd
+	}
+	if err := unix.Mount("tmpfs", privateTmp, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("mount private %s: %w", privateTmp, err)
+	}
+	for i, root := range carry {
+		if fds[i] < 0 {
+			continue
+		}
+		if err := os.MkdirAll(root, 0o700); err != nil {
+			return fmt.Errorf("carry %s into the private %s: %w", root, privateTmp, err)
+		}
+		if err := unix.MoveMount(fds[i], "", unix.AT_FDCWD, root, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("carry %s into the private %s: %w", root, privateTmp, err)
+		}
+	}
+	return nil
+}
+
+// maskAll hides each path behind an empty read-only file or directory.
+// The empty file they share lives in the private /tmp only until every
+// mask is bound: it is then unlinked, leaving it reachable only through
+// the read-only masks.
+func maskAll(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	empty := privateTmp + "/.scopegate-mask"
+	fd, err := unix.Open(empty, unix.O_CREAT|unix.O_EXCL|unix.O_RDONLY|unix.O_CLOEXEC, 0o444)
+	if err != nil {
+		return fmt.Errorf("make mask file: %w", err)
+	}
+	unix.Close(fd)
+	for _, p := range paths {
+		if err := mask(p, empty); err != nil {
+			return fmt.Errorf("mask %s: %w", p, err)
+		}
+	}
+	if err := unix.Unlink(empty); err != nil {
+		return fmt.Errorf("remove mask file: %w", err)
+	}
+	return nil
+}
+
+const maskAttrs = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
+
+func mask(path, empty string) error {
+	tfd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil // gone since the walk: nothing left to hide
+		}
+		return err
+	}
+	defer unix.Close(tfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(tfd, &st); err != nil {
+		return err
+	}
+	var mfd int
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return nil // a link's target is decided by its own root
+	case unix.S_IFDIR:
+		fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("fsopen tmpfs: %w", err)
+		}
+		defer unix.Close(fsfd)
+		if err := unix.FsconfigSetString(fsfd, "mode", "0555"); err != nil {
+			return fmt.Errorf("configure tmpfs: %w", err)
+		}
+		if err := unix.FsconfigCreate(fsfd); err != nil {
+			return fmt.Errorf("create tmpfs: %w", err)
+		}
+		if mfd, err = unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, maskAttrs); err != nil {
+			return fmt.Errorf("fsmount tmpfs: %w", err)
+		}
+	default:
+		if mfd, err = unix.OpenTree(unix.AT_FDCWD, empty, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC); err != nil {
+			return fmt.Errorf("clone mask file: %w", err)
+		}
+		if err := unix.MountSetattr(mfd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: maskAttrs}); err != nil {
+			unix.Close(mfd)
+			return fmt.Errorf("make mask read-only: %w", err)
+		}
+	}
+	defer unix.Close(mfd)
+	return unix.MoveMount(mfd, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}
+
+// mountProc mounts the PID namespace's own proc on /proc.
+func mountProc() error {
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount private /proc: %w", err)
+	}
+	return nil
+}
+
+// Secure bits (linux/securebits.h): root gains no capabilities by exec,
+// and that cannot be undone.
+const (
+	secbitNoRoot       = 1 << 0
+	secbitNoRootLocked = 1 << 1
+)
+
+// dropCaps makes sure nothing this thread starts has a capability in the
+// user namespace: its ambient set goes, with uid 0 (the gateway runs as
+// root) exec no longer grants root its capabilities, and then every set
+// of the thread is emptied. Both are
+// per-thread: the caller keeps to its OS thread and starts the program
+// from it.
+func dropCaps() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	if os.Getuid() == 0 {
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secbitNoRoot|secbitNoRootLocked, 0, 0, 0); err != nil {
+			return fmt.Errorf("set secure bits: %w", err)
+		}
+	}
+	// Empty every set (the inheritable one holds CAP_SYS_ADMIN, which a
+	// file with inheritable file capabilities would turn into a real one).
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
+}
+
+// forwarded are the signals the helper passes on to the program's group.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
+
+// supervise starts the program in a process group of its own, forwards
+// signals to it, reaps every child and returns the program's status.
+func supervise(program string, argv []string) int {
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, forwarded...)
+	pid, err := syscall.ForkExec(program, argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scopegate: %s: %v\n", argv[0], err)
+		if errors.Is(err, syscall.ENOENT) {
+			return 127
+		}
+		return helperExitCode
+	}
+	go func() {
+		for s := range sigs {
+			_ = syscall.Kill(-pid, s.(syscall.Signal))
+		}
+	}()
+	for {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "scopegate: wait for %s: %v\n", argv[0], err)
+			return helperExitCode
+		}
+		if wpid != pid {
+			continue // an orphan, reaped
+		}
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus()
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		}
+	}
+}

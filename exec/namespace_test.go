@@ -1,0 +1,420 @@
+package exec
+
+import (
+	"errors"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scopegate/scopegate/policy"
+)
+
+// The canary is in denied files (and a process's environment) only; the
+// allowed marker is in an allowed file. Both contain the word the commands
+// search for.
+const (
+	canary  = "CANARY-SECRET-0451"
+	allowed = "CANARY-ALLOWED-7"
+)
+
+// requireNamespaces skips a test on hosts without unprivileged user
+// namespaces, except under CI=true, where they are part of the platform.
+func requireNamespaces(t testing.TB) {
+	t.Helper()
+	requireLandlock(t)
+	if err := new(Host).namespacesOK(testHelper(t)); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}
+
+func testHelper(t testing.TB) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// viewFixture is a worktree holding denied files and links out of it.
+func viewFixture(t *testing.T) string {
+	t.Helper()
+	proj := realDir(t)
+	writeFile(t, filepath.Join(proj, ".env"), "TOKEN="+canary+"\n", 0o644)
+	writeFile(t, filepath.Join(proj, "node_modules", "x", "secret.txt"), canary+"\n", 0o644)
+	writeFile(t, filepath.Join(proj, "sub", ".ENV"), canary+" (case folded)\n", 0o644)
+	writeFile(t, filepath.Join(proj, "sub", "ok.txt"), allowed+"\n", 0o644)
+	for name, target := range map[string]string{"link": "/etc", "shadowlink": "/etc/shadow"} {
+		if err := os.Symlink(target, filepath.Join(proj, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return proj
+}
+
+// hostSecretLines are lines of the host's secret files this process can
+// read (all of them as root): none may reach a program.
+func hostSecretLines(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, p := range hostSecretPaths() {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if len(l) >= 8 && !strings.HasPrefix(l, "#") {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+func TestShellPrivateView(t *testing.T) {
+	requireNamespaces(t)
+	proj := viewFixture(t)
+	// A process outside the call whose environment holds the canary.
+	outside := osexec.Command("sleep", "60")
+	outside.Env = []string{"OUTSIDE_SECRET=" + canary}
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = outside.Process.Kill(); _ = outside.Wait() })
+	hostTmp, err := os.CreateTemp("", "scopegate-host-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostTmp.Close()
+	t.Cleanup(func() { os.Remove(hostTmp.Name()) })
+
+	r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj},
+		Deny: []string{"**/.env", "**/node_modules/**"}})
+	if got := r.Confinement(); got != ConfinementNamespaces {
+		t.Fatalf("confinement %q", got)
+	}
+	secrets := hostSecretLines(t)
+	outsidePID := strconv.Itoa(outside.Process.Pid)
+	script := strings.Join([]string{
+		"#!/bin/sh",
+		"grep -r CANARY .",
+		"cat .env node_modules/x/secret.txt",
+		"cat /proc/" + outsidePID + "/environ",
+		"cat /proc/*/environ",
+		"cat shadowlink /etc/shadow /etc/gshadow",
+		"find -L . -type f -exec cat {} + 2>/dev/null | grep -a CANARY",
+	}, "\n") + "\n"
+	writeFile(t, filepath.Join(proj, "all.sh"), script, 0o755)
+
+	tests := []struct {
+		name, cmd string
+		// want must be in stdout (the allowed content, when the command
+		// reads it).
+		want string
+	}{
+		{"grep -r", "grep -r CANARY .", allowed},
+		{"grep -R follows links", "grep -R CANARY . 2>/dev/null", allowed},
+		{"find -L and cat", "find -L . -type f -exec cat {} + 2>/dev/null | grep -a CANARY", allowed},
+		{"tar through links", "tar -ch . 2>/dev/null | tar -xO | grep -a CANARY", allowed},
+		{"cp -rL then read the copy", "cp -rL . $TMPDIR/x 2>/dev/null; grep -r CANARY $TMPDIR/x", allowed},
+		{"denied files directly", "cat .env node_modules/x/secret.txt sub/.ENV; ls -A node_modules", ""},
+		{"etc shadow", "cat /etc/shadow /etc/gshadow shadowlink link/shadow", ""},
+		{"ssh host keys and sudoers", "cat /etc/ssh/*_key /etc/sudoers 2>&1; ls -A /etc/sudoers.d", ""},
+		{"environ of a process outside", "cat /proc/" + outsidePID + "/environ 2>&1; sh -c 'cat /proc/*/environ' 2>&1 | tr '\\0' '\\n'", ""},
+		{"script", "./all.sh 2>&1", allowed},
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		tests = append(tests, struct{ name, cmd, want string }{"python reads files",
+			`/usr/bin/python3 -c 'import os
+paths = [os.path.join(d, f) for d, _, fs in os.walk(".") for f in fs]
+for p in paths + ["link/shadow", "/etc/shadow", "/etc/gshadow"]:
+    try: print(p, open(p, errors="replace").read())
+    except OSError: pass'`, allowed})
+	}
+	if rg, err := osexec.LookPath("rg"); err == nil && !strings.HasPrefix(rg, os.Getenv("HOME")+"/") {
+		tests = append(tests, struct{ name, cmd, want string }{"rg", rg + " -uuu -L CANARY .", allowed})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := run(t, r, policy.ToolShell, shellArgs(tt.cmd), proj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Confinement != ConfinementNamespaces {
+				t.Errorf("confinement %q", res.Confinement)
+			}
+			out := res.Stdout + res.Stderr
+			if strings.Contains(out, canary) || strings.Contains(out, "SECRET-0451") {
+				t.Errorf("the canary leaked:\n%s", out)
+			}
+			for _, l := range secrets {
+				if strings.Contains(out, l) {
+					t.Errorf("a line of a host secret leaked: %q", l)
+				}
+			}
+			if !strings.Contains(res.Stdout, tt.want) {
+				t.Errorf("stdout lacks %q (exit %d):\n%s\nstderr:\n%s", tt.want, res.ExitCode, res.Stdout, res.Stderr)
+			}
+		})
+	}
+
+	t.Run("masks read as empty", func(t *testing.T) {
+		// Programs see the masks (a redirect such as < .env is the
+		// interpreter's, opened in the gateway and decided by the Checker).
+		res, err := run(t, r, policy.ToolShell, shellArgs("wc -c .env /etc/shadow; ls -A node_modules | wc -l"), proj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"0 .env", "0 /etc/shadow"} {
+			if !strings.Contains(res.Stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s%s", want, res.Stdout, res.Stderr)
+			}
+		}
+		if !strings.HasSuffix(res.Stdout, "\n0\n") {
+			t.Errorf("node_modules is not empty:\n%s", res.Stdout)
+		}
+	})
+
+	t.Run("programs have no capabilities", func(t *testing.T) {
+		res, err := run(t, r, policy.ToolShell, shellArgs("grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status"), proj)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("err %v result %+v", err, res)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
+			if strings.Trim(strings.Fields(l)[1], "0") != "" {
+				t.Errorf("%s", l)
+			}
+		}
+	})
+
+	t.Run("private tmp", func(t *testing.T) {
+		res, err := run(t, r, policy.ToolShell, shellArgs(`ls -A /tmp; sh -c 'echo data > "$TMPDIR/f"' && cat $TMPDIR/f`), proj)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("err %v result %+v", err, res)
+		}
+		lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
+		if lines[len(lines)-1] != "data" {
+			t.Errorf("TMPDIR is not writable:\n%s%s", res.Stdout, res.Stderr)
+		}
+		// Only the first components of the roots carried in remain.
+		var want []string
+		for _, root := range []string{proj, r.opts.TempDir} {
+			if rest, ok := strings.CutPrefix(root, "/tmp/"); ok {
+				want = append(want, strings.SplitN(rest, "/", 2)[0])
+			}
+		}
+		got := lines[:len(lines)-1]
+		slices.Sort(got)
+		want = slices.Compact(slices.Sorted(slices.Values(want)))
+		if !slices.Equal(got, want) {
+			t.Errorf("/tmp holds %q, want %q", got, want)
+		}
+		if strings.Contains(res.Stdout, filepath.Base(hostTmp.Name())) {
+			t.Errorf("the host's /tmp is visible")
+		}
+	})
+
+	t.Run("writes reach the worktree", func(t *testing.T) {
+		res, err := run(t, r, policy.ToolShell, shellArgs("echo new > sub/new.txt && mkdir -p d/e && mv sub/new.txt d/e/"), proj)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("err %v result %+v", err, res)
+		}
+		if b, err := os.ReadFile(filepath.Join(proj, "d", "e", "new.txt")); err != nil || string(b) != "new\n" {
+			t.Fatalf("d/e/new.txt = %q, %v", b, err)
+		}
+	})
+
+	t.Run("masks cannot be removed or renamed", func(t *testing.T) {
+		res, err := run(t, r, policy.ToolShell, shellArgs("umount .env; mv node_modules nm; rm -rf node_modules; sh -c 'echo x > .env'; cat .env"), proj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(res.Stdout, "x") {
+			t.Errorf(".env was written through its mask:\n%s", res.Stdout)
+		}
+		if b, err := os.ReadFile(filepath.Join(proj, "node_modules", "x", "secret.txt")); err != nil || !strings.Contains(string(b), canary) {
+			t.Errorf("node_modules changed on the host: %q %v", b, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(proj, ".env")); err != nil || !strings.Contains(string(b), canary) {
+			t.Errorf(".env changed on the host: %q %v", b, err)
+		}
+	})
+}
+
+func TestShellPrivateViewExitAndSignals(t *testing.T) {
+	requireNamespaces(t)
+	proj := realDir(t)
+	r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, KillGrace: 200 * time.Millisecond})
+	for _, tt := range []struct {
+		cmd  string
+		want int
+	}{
+		{"true", 0},
+		{"sh -c 'exit 3'", 3},
+		{"sh -c 'kill -TERM $$'", 128 + 15},
+		{"/no/such/program", 127},
+	} {
+		t.Run(tt.cmd, func(t *testing.T) {
+			res, err := run(t, r, policy.ToolShell, shellArgs(tt.cmd), proj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode != tt.want {
+				t.Errorf("exit %d, want %d (stderr %q)", res.ExitCode, tt.want, res.Stderr)
+			}
+		})
+	}
+	t.Run("timeout ends the program and what it left behind", func(t *testing.T) {
+		// A program that traps SIGINT gets it (forwarded by the helper),
+		// and a background child that outlives it dies with the namespace.
+		res, err := run(t, r, policy.ToolShell, policy.ShellArgs{
+			Command:   "sh -c 'trap \"echo got-int; exit 5\" INT; (sleep 1.5; echo late > late.txt) & sleep 30 & wait'",
+			TimeoutMS: ptr[int64](500)}, proj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.TimedOut {
+			t.Errorf("not timed out: %+v", res)
+		}
+		if !strings.Contains(res.Stdout, "got-int") {
+			t.Errorf("the program did not get SIGINT: %+v", res)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		if exists(filepath.Join(proj, "late.txt")) {
+			t.Error("a background process outlived the call")
+		}
+	})
+}
+
+func TestShellLandlockFallback(t *testing.T) {
+	requireLandlock(t)
+	proj := viewFixture(t)
+	r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj},
+		Deny: []string{"**/.env", "**/node_modules/**"}, Namespaces: NamespacesOff})
+	res, err := run(t, r, policy.ToolShell, shellArgs("cat sub/ok.txt; cat /etc/passwd >/dev/null && echo passwd-ok; cat /etc/shadow; cat /proc/1/environ; cat /proc/self/status >/dev/null && echo self-ok"), proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confinement != ConfinementLandlock {
+		t.Errorf("confinement %q, want %q", res.Confinement, ConfinementLandlock)
+	}
+	for _, want := range []string{allowed, "passwd-ok", "self-ok", "/etc/shadow: Permission denied", "/proc/1/environ: Permission denied"} {
+		if !strings.Contains(res.Stdout+res.Stderr, want) {
+			t.Errorf("output lacks %q:\n%s%s", want, res.Stdout, res.Stderr)
+		}
+	}
+	for _, l := range hostSecretLines(t) {
+		if strings.Contains(res.Stdout, l) {
+			t.Errorf("a line of a host secret leaked: %q", l)
+		}
+	}
+}
+
+func TestDenyWalk(t *testing.T) {
+	root := realDir(t)
+	for _, f := range []string{".env", "a/.env", "a/b/c/.Env", "a/ok", "node_modules/p/q/r", "a/node_modules/x",
+		"home/.cargo/credentials.toml", "home/.cargo/registry/x", "keep/.ssh/id"} {
+		writeFile(t, filepath.Join(root, f), "x", 0o644)
+	}
+	if err := os.Symlink("/etc", filepath.Join(root, "a", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".env", filepath.Join(root, "a", "envlink.env")); err != nil {
+		t.Fatal(err)
+	}
+	pats := []string{"**/.env", "**/node_modules/**", "**/.cargo/credentials*", "**/.ssh/**", "/proc/[0-9]*/**", "**/*link.env"}
+	w := &denyWalk{pats: compileDeny(pats), host: new(Host), now: time.Now(), max: 1000}
+	if err := w.root(root); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range w.out {
+		got = append(got, strings.TrimPrefix(p, root+"/"))
+	}
+	slices.Sort(got)
+	want := []string{".env", "a/.env", "a/b/c/.Env", "a/node_modules", "home/.cargo/credentials.toml", "keep/.ssh", "node_modules"}
+	if !slices.Equal(got, want) {
+		t.Errorf("masks %q, want %q", got, want)
+	}
+	// Matched directories are not entered: node_modules/p/q/r and
+	// keep/.ssh/id are never visited.
+	if w.n > 20 {
+		t.Errorf("visited %d entries", w.n)
+	}
+
+	t.Run("root inside a denied directory", func(t *testing.T) {
+		w := &denyWalk{pats: compileDeny(pats), host: new(Host), now: time.Now(), max: 1000}
+		if err := w.root(filepath.Join(root, "node_modules", "p")); err != nil {
+			t.Fatal(err)
+		}
+		if len(w.out) != 1 {
+			t.Errorf("masks %q", w.out)
+		}
+	})
+	t.Run("absolute patterns prune", func(t *testing.T) {
+		w := &denyWalk{pats: compileDeny([]string{strings.ToLower(root) + "/home/.cargo/credentials*"}), host: new(Host), now: time.Now(), max: 1000}
+		if err := w.root(root); err != nil {
+			t.Fatal(err)
+		}
+		if len(w.out) != 1 || w.n > 12 {
+			t.Errorf("masks %q after %d entries", w.out, w.n)
+		}
+	})
+	t.Run("cap fails closed", func(t *testing.T) {
+		w := &denyWalk{pats: compileDeny(pats), host: new(Host), now: time.Now(), max: 5}
+		if err := w.root(root); !errors.Is(err, ErrDenyWalkTooBig) {
+			t.Errorf("err %v", err)
+		}
+	})
+	t.Run("cache follows changes", func(t *testing.T) {
+		h := new(Host)
+		old := time.Now().Add(time.Hour) // every listing counts as settled
+		walk := func() []string {
+			w := &denyWalk{pats: compileDeny(pats), host: h, now: old, max: 1000}
+			if err := w.root(root); err != nil {
+				t.Fatal(err)
+			}
+			return w.out
+		}
+		before := walk()
+		writeFile(t, filepath.Join(root, "a", "b", ".env"), "x", 0o644)
+		after := walk()
+		if len(after) != len(before)+1 {
+			t.Errorf("a new .env was missed: %q", after)
+		}
+	})
+}
+
+// Roots too big to walk get Landlock alone, never a view with masks
+// missing, and the result says so.
+func TestShellDenyWalkTooBigFallsBack(t *testing.T) {
+	requireNamespaces(t)
+	proj := viewFixture(t)
+	r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Deny: []string{"**/.env"}})
+	r.walkMax = 3
+	res, err := run(t, r, policy.ToolShell, shellArgs("cat sub/ok.txt; touch ran; cat /proc/1/environ"), proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confinement != ConfinementLandlock {
+		t.Errorf("confinement %q, want %q", res.Confinement, ConfinementLandlock)
+	}
+	if !strings.Contains(res.Stdout, allowed) || !exists(filepath.Join(proj, "ran")) {
+		t.Errorf("the program did not run: %+v", res)
+	}
+	if !strings.Contains(res.Stderr, "/proc/1/environ: Permission denied") {
+		t.Errorf("not confined by Landlock: %q", res.Stderr)
+	}
+	r = newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Deny: []string{"**/.env"}})
+	if _, err := r.denyMasks(); !errors.Is(err, ErrDenyWalkTooBig) {
+		t.Errorf("a root / was walked: %v", err)
+	}
+}
