@@ -248,12 +248,25 @@ func (r *Runner) denyMasks() ([]string, error) {
 	var out []string
 	if len(r.deny) > 0 {
 		w := &denyWalk{pats: compileDeny(r.deny), host: r.host, now: time.Now(), max: r.walkMax}
-		for _, root := range outermost(append(slices.Clone(r.readRts), r.writeRts...)) {
-			if within("/usr", root) {
-				// A root holding the system (a scope reading /**) is
-				// never walked whole in time: do not start.
-				return nil, fmt.Errorf("%w: %s holds the system directories", ErrDenyWalkTooBig, root)
+		roots := outermost(append(slices.Clone(r.readRts), r.writeRts...))
+		if slices.ContainsFunc(roots, holdsSystem) {
+			// A scope that reads the system (/**) is never walked whole in
+			// time: the view masks what the patterns match below the write
+			// roots, and in the home directory two levels deep, where
+			// credential stores live. What lies elsewhere is bounded by the
+			// decision alone (it refuses recursive readers of trees that
+			// hold denied files).
+			roots = outermost(r.writeRts)
+			if slices.ContainsFunc(roots, holdsSystem) {
+				return nil, fmt.Errorf("%w: the write root %s holds the system directories", ErrDenyWalkTooBig, roots[0])
 			}
+			if r.opts.Home != "" && !slices.ContainsFunc(roots, func(root string) bool { return within(r.opts.Home, root) }) {
+				if err := w.shallow(filepath.Clean(r.opts.Home), 2); err != nil {
+					return nil, err
+				}
+			}
+		}
+		for _, root := range roots {
 			if err := w.root(root); err != nil {
 				return nil, err
 			}
@@ -261,6 +274,49 @@ func (r *Runner) denyMasks() ([]string, error) {
 		out = w.out
 	}
 	return append(out, hostSecretPaths()...), nil
+}
+
+// holdsSystem reports whether a root holds the system directories.
+func holdsSystem(root string) bool { return within("/usr", root) }
+
+// shallow walks dir depth levels deep: what the patterns match there is
+// masked, and nothing below that depth is looked at.
+func (w *denyWalk) shallow(dir string, depth int) error {
+	if w.matchFull(strings.ToLower(dir)) {
+		w.out = append(w.out, dir)
+		return nil
+	}
+	if depth == 0 {
+		return nil
+	}
+	ents, err := w.host.listDir(dir, w.now)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		return fmt.Errorf("find denied files: %w", err)
+	}
+	for _, e := range ents {
+		w.n++
+		if w.n > w.max {
+			return fmt.Errorf("%w: more than %d entries in %s", ErrDenyWalkTooBig, w.max, dir)
+		}
+		if e.typ == fs.ModeSymlink {
+			continue
+		}
+		p := dir + "/" + e.name
+		lower := strings.ToLower(p)
+		if w.matchEntry(lower) {
+			w.out = append(w.out, p)
+			continue
+		}
+		if e.typ == fs.ModeDir && depth > 1 && w.canHold(lower) {
+			if err := w.shallow(p, depth-1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // outermost returns the roots that are not below another, sorted.
@@ -362,11 +418,15 @@ func (r *Runner) view(tmp string) (*view, error) {
 		return nil, err
 	}
 	v := &view{Masks: masks}
-	for _, root := range outermost(append(append(slices.Clone(r.readRts), r.writeRts...), tmp)) {
-		if within(root, privateTmp) {
-			v.Carry = append(v.Carry, root)
+	// The roots below /tmp are carried into the private /tmp; a root that
+	// holds /tmp (a scope reading /**) sees the private one instead.
+	var below []string
+	for _, root := range append(append(slices.Clone(r.readRts), r.writeRts...), tmp) {
+		if within(root, privateTmp) && root != privateTmp {
+			below = append(below, root)
 		}
 	}
+	v.Carry = outermost(below)
 	if n := viewSize(v); n > maxViewJSON {
 		return nil, fmt.Errorf("%w: %d denied paths to mask (%d bytes of rules, at most %d)", ErrDenyWalkTooBig, len(masks), n, maxViewJSON)
 	}

@@ -413,8 +413,56 @@ func TestShellDenyWalkTooBigFallsBack(t *testing.T) {
 	if !strings.Contains(res.Stderr, "/proc/1/environ: Permission denied") {
 		t.Errorf("not confined by Landlock: %q", res.Stderr)
 	}
+	// A root / is not walked: its write roots are, and a write root
+	// holding the system is refused.
 	r = newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Deny: []string{"**/.env"}})
+	if masks, err := r.denyMasks(); err != nil || !slices.Contains(masks, filepath.Join(proj, ".env")) {
+		t.Errorf("read root /: masks %v, %v; want the write root walked", masks, err)
+	}
+	r = newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{"/"}, Deny: []string{"**/.env"}})
 	if _, err := r.denyMasks(); !errors.Is(err, ErrDenyWalkTooBig) {
-		t.Errorf("a root / was walked: %v", err)
+		t.Errorf("a write root / was walked: %v", err)
+	}
+}
+
+// A scope that reads the whole system (the coding profile) still gets the
+// private view: denied files below the write roots and in the home
+// directory (two levels deep) read as empty, and the host's secrets.
+func TestShellPrivateViewWholeSystemRead(t *testing.T) {
+	requireNamespaces(t)
+	proj := viewFixture(t)
+	// The home directory lies outside /tmp, which the view replaces.
+	home, err := os.MkdirTemp("/var/tmp", "scopegate-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	writeFile(t, filepath.Join(home, ".ssh", "id_ed25519"), canary+"\n", 0o600)
+	writeFile(t, filepath.Join(home, ".config", "gh", "hosts.yml"), "oauth_token: "+canary+"\n", 0o600)
+	writeFile(t, filepath.Join(home, ".bash_history"), "export TOKEN="+canary+"\n", 0o600)
+	writeFile(t, filepath.Join(home, "notes.txt"), allowed+"\n", 0o644)
+	r := newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Home: home,
+		Deny: []string{"**/.env", "**/node_modules/**", "**/.ssh/**", "**/.config/gh/**", "**/.*_history"}})
+	secrets := hostSecretLines(t)
+	cmd := "cat .env node_modules/x/secret.txt " + home + "/.ssh/id_ed25519 " + home + "/.config/gh/hosts.yml " +
+		home + "/.bash_history /etc/shadow; cat " + home + "/notes.txt sub/ok.txt"
+	res, err := run(t, r, policy.ToolShell, shellArgs(cmd), proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confinement != ConfinementNamespaces {
+		t.Errorf("confinement %q, want %q", res.Confinement, ConfinementNamespaces)
+	}
+	out := res.Stdout + res.Stderr
+	if strings.Contains(out, canary) {
+		t.Errorf("a denied file was read: %s", out)
+	}
+	for _, l := range secrets {
+		if strings.Contains(out, l) {
+			t.Errorf("a host secret was read: %q", l)
+		}
+	}
+	if strings.Count(res.Stdout, allowed) != 2 {
+		t.Errorf("allowed files not read: %+v", res)
 	}
 }

@@ -135,6 +135,10 @@ type Options struct {
 	// Progress, when set, receives the stderr of shell calls as it comes
 	// (the result still carries all of it, capped).
 	Progress io.Writer
+	// Home is the home directory. With a scope that reads the whole system,
+	// the private view masks what the deny patterns match in it, two
+	// levels deep (credential stores), besides below the write roots.
+	Home string
 }
 
 // Errors callers branch on.
