@@ -150,6 +150,8 @@ type denyWalk struct {
 	max  int
 	n    int
 	out  []string
+	// skip are directories a shallow walk leaves alone, with what they hold.
+	skip []string
 }
 
 func (w *denyWalk) matchFull(lower string) bool {
@@ -251,20 +253,18 @@ func (r *Runner) denyMasks() ([]string, error) {
 		roots := outermost(append(slices.Clone(r.readRts), r.writeRts...))
 		if slices.ContainsFunc(roots, holdsSystem) {
 			// A scope that reads the system (/**) is never walked whole in
-			// time: the view masks what the patterns match below the write
-			// roots, and in the home directory two levels deep, where
-			// credential stores live. What lies elsewhere is bounded by the
-			// decision alone (it refuses recursive readers of trees that
-			// hold denied files).
-			roots = outermost(r.writeRts)
-			if slices.ContainsFunc(roots, holdsSystem) {
-				return nil, fmt.Errorf("%w: the write root %s holds the system directories", ErrDenyWalkTooBig, roots[0])
-			}
-			if r.opts.Home != "" && !slices.ContainsFunc(roots, func(root string) bool { return within(r.opts.Home, root) }) {
+			// time. Its view masks the host's secrets and what the patterns
+			// match in the home directory, two levels deep, where credential
+			// stores live; the project (the write roots) is left as it is,
+			// its deny patterns bound by the decision alone, which refuses
+			// recursive readers of trees that hold denied files.
+			if r.opts.Home != "" && !slices.ContainsFunc(r.writeRts, func(w string) bool { return within(r.opts.Home, w) }) {
+				w.skip = r.writeRts
 				if err := w.shallow(filepath.Clean(r.opts.Home), 2); err != nil {
 					return nil, err
 				}
 			}
+			return append(w.out, hostSecretPaths()...), nil
 		}
 		for _, root := range roots {
 			if err := w.root(root); err != nil {
@@ -305,6 +305,9 @@ func (w *denyWalk) shallow(dir string, depth int) error {
 			continue
 		}
 		p := dir + "/" + e.name
+		if slices.ContainsFunc(w.skip, func(s string) bool { return within(s, p) }) {
+			continue
+		}
 		lower := strings.ToLower(p)
 		if w.matchEntry(lower) {
 			w.out = append(w.out, p)

@@ -137,7 +137,7 @@ type Options struct {
 	Progress io.Writer
 	// Home is the home directory. With a scope that reads the whole system,
 	// the private view masks what the deny patterns match in it, two
-	// levels deep (credential stores), besides below the write roots.
+	// levels deep (credential stores), leaving the write roots alone.
 	Home string
 }
 
