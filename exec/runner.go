@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -371,4 +372,23 @@ func (r *Runner) Run(ctx context.Context, call policy.Call, cwd string) (Result,
 		return res, fmt.Errorf("run %s: %w", call.Tool, err)
 	}
 	return res, nil
+}
+
+// makeHomeWriteRoots creates the write roots below the home directory that
+// do not exist yet (toolchain caches such as ~/.cache/go-build): Landlock
+// grants only what exists, and a program cannot make the directories
+// above its own write root.
+func (r *Runner) makeHomeWriteRoots() {
+	if r.opts.Home == "" {
+		return
+	}
+	home := filepath.Clean(r.opts.Home)
+	for _, w := range r.writeRts {
+		if w == home || !within(w, home) {
+			continue
+		}
+		if _, err := os.Lstat(w); errors.Is(err, fs.ErrNotExist) {
+			_ = os.MkdirAll(w, 0o700) // best effort: a failure shows as the program's own error
+		}
+	}
 }

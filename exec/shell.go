@@ -63,6 +63,7 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 	}
 	defer os.RemoveAll(tmp)
 	sh := &shell{r: r, tmp: tmp}
+	r.makeHomeWriteRoots()
 	if r.abi > 0 {
 		ns := res.Confinement == ConfinementNamespaces
 		if sh.rules, err = buildRules(r.abi, r.readRts, r.writeRts, r.protect, tmp, ns); err != nil {
