@@ -42,7 +42,7 @@ func TestBuiltinsParseAndCompile(t *testing.T) {
 				t.Fatal(err)
 			}
 			doc, _ = ExpandProjectRoot(doc, "/home/u/proj")
-			if _, err := policy.Compile(doc, policy.Env{}); err != nil {
+			if _, err := policy.Compile(doc, policy.Env{Home: "/home/u"}); err != nil {
 				t.Fatalf("compile %s: %v", name, err)
 			}
 			if len(doc.Paths.Deny) == 0 {
