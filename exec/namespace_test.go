@@ -467,3 +467,61 @@ func TestShellPrivateViewWholeSystemRead(t *testing.T) {
 		t.Errorf("allowed files not read: %+v", res)
 	}
 }
+
+// A program found below the home directory, outside the scope's roots,
+// runs with read and execute on its toolchain root, where what the deny
+// patterns match is masked; the result names the grant.
+func TestShellToolchainUnderHome(t *testing.T) {
+	requireNamespaces(t)
+	proj := viewFixture(t)
+	home, err := os.MkdirTemp("/var/tmp", "scopegate-toolchain-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	tool := filepath.Join(home, ".local", "bin", "mytool")
+	writeFile(t, tool, "#!/bin/sh\necho tool ran\ncat "+filepath.Join(home, ".local", "share", "data.txt")+" "+
+		filepath.Join(home, ".local", ".netrc")+"\ncat "+filepath.Join(home, "outside.txt")+"\n", 0o755)
+	writeFile(t, filepath.Join(home, ".local", "share", "data.txt"), allowed+"\n", 0o644)
+	writeFile(t, filepath.Join(home, ".local", ".netrc"), canary+"\n", 0o600)
+	writeFile(t, filepath.Join(home, "outside.txt"), canary+" outside the toolchain\n", 0o644)
+	c := checker{}
+	r := newRunner(t, Options{Checker: pathChecker{c, []string{filepath.Dir(tool)}}, ReadRoots: []string{proj}, WriteRoots: []string{proj},
+		Home: home, Deny: []string{"**/.netrc"}})
+	res, err := run(t, r, policy.ToolShell, shellArgs("mytool"), proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Stdout, "tool ran") || !strings.Contains(res.Stdout, allowed) {
+		t.Errorf("the toolchain program did not run or read its own files: %+v", res)
+	}
+	if strings.Contains(res.Stdout+res.Stderr, canary) {
+		t.Errorf("a denied file or a file outside the toolchain root was read: %+v", res)
+	}
+	if want := []string{filepath.Join(home, ".local")}; !slices.Equal(res.Toolchains, want) {
+		t.Errorf("toolchains %v, want %v", res.Toolchains, want)
+	}
+	// Under Landlock alone there is no grant: nothing would mask .netrc.
+	r = newRunner(t, Options{Checker: pathChecker{c, []string{filepath.Dir(tool)}}, ReadRoots: []string{proj}, WriteRoots: []string{proj},
+		Home: home, Deny: []string{"**/.netrc"}, Namespaces: NamespacesOff})
+	res, err = run(t, r, policy.ToolShell, shellArgs("mytool"), proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Stdout, "tool ran") || len(res.Toolchains) != 0 {
+		t.Errorf("Landlock alone granted a toolchain: %+v", res)
+	}
+}
+
+// pathChecker is checker with programs looked up on dirs.
+type pathChecker struct {
+	checker
+	dirs []string
+}
+
+func (c pathChecker) LookPath(word, cwd string) (string, error) {
+	var sc policy.Scope
+	return sc.LookPath(word, cwd, policy.Env{Path: c.TrustedPath()})
+}
+
+func (c pathChecker) TrustedPath() []string { return append(slices.Clone(c.dirs), c.checker.TrustedPath()...) }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,7 +48,12 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		WaitDelay: sh.r.opts.KillGrace,
 	}
 	if sh.r.abi > 0 {
-		argv, err := helperArgv(sh.r.helper, sh.rules, path, args)
+		rl, err := sh.toolchainRules(path)
+		if err != nil {
+			fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], err)
+			return interp.ExitStatus(126)
+		}
+		argv, err := helperArgv(sh.r.helper, rl, path, args)
 		if err != nil {
 			return err
 		}
@@ -231,4 +238,64 @@ func (c *capture) finish(grace time.Duration) (string, bool) {
 func (c *capture) abort() {
 	c.once.Do(func() { c.w.Close() })
 	c.rd.Close()
+}
+
+// toolchainRoots are the directories below the home directory that hold a
+// toolchain, by the first element of a program's path below home: the
+// directory itself, or for version managers the version's own directory
+// (~/.nvm/versions/node/v22.1.0), plus the roots it runs programs from
+// (cargo's proxies run rustup's toolchains).
+func toolchainRoots(home, program string) []string {
+	rel, err := filepath.Rel(home, program)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "../") || !strings.Contains(rel, "/") {
+		return nil
+	}
+	parts := strings.Split(rel, "/")
+	root := filepath.Join(home, parts[0])
+	switch {
+	case parts[0] == ".nvm" && len(parts) > 4 && parts[1] == "versions":
+		root = filepath.Join(home, ".nvm", "versions", parts[2], parts[3])
+	case parts[0] == ".cargo":
+		return []string{root, filepath.Join(home, ".rustup")}
+	}
+	return []string{root}
+}
+
+// toolchainRules are the call's rules for one program: a program found
+// below the home directory, outside every root of the scope, gets read and
+// execute on its toolchain root (toolchainRoots), with what the deny
+// patterns match there, two levels deep, masked. Only in the private view:
+// under Landlock alone nothing would hide the credentials a toolchain root
+// may hold, and the program fails with permission denied as before.
+func (sh *shell) toolchainRules(program string) (rules, error) {
+	r := sh.r
+	if sh.rules.View == nil || r.opts.Home == "" {
+		return sh.rules, nil
+	}
+	home := filepath.Clean(r.opts.Home)
+	if !within(program, home) {
+		return sh.rules, nil
+	}
+	for _, root := range append(slices.Clone(r.readRts), r.writeRts...) {
+		if within(program, root) {
+			return sh.rules, nil
+		}
+	}
+	roots := toolchainRoots(home, program)
+	if len(roots) == 0 {
+		return sh.rules, nil
+	}
+	w := &denyWalk{pats: compileDeny(r.deny), host: r.host, now: time.Now(), max: r.walkMax}
+	for _, root := range roots {
+		if err := w.shallow(root, 2); err != nil {
+			return rules{}, fmt.Errorf("toolchain %s: %w", root, err)
+		}
+	}
+	rl := sh.rules
+	rl.RO = append(slices.Clone(rl.RO), roots...)
+	v := *rl.View
+	v.Masks = append(slices.Clone(v.Masks), w.out...)
+	rl.View = &v
+	sh.grant(roots)
+	return rl, nil
 }

@@ -215,6 +215,9 @@ type Result struct {
 	// Confinement is "namespaces+landlock", "landlock" or "none" for
 	// shell calls.
 	Confinement string `json:"confinement,omitempty"`
+	// Toolchains are the directories below the home directory granted to
+	// programs of a shell call that were found there (read and execute).
+	Toolchains []string `json:"toolchains,omitempty"`
 	// Refused lists what was refused at run time.
 	Refused []policy.Violation `json:"refused,omitempty"`
 }

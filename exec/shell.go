@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +35,10 @@ type shell struct {
 	r     *Runner
 	tmp   string
 	rules rules
-	stop  context.CancelCauseFunc
+	// granted are the toolchain roots granted to programs of this call
+	// (guarded by mu).
+	granted []string
+	stop    context.CancelCauseFunc
 	// waiting is set while the call waits for its background jobs with
 	// a plain `wait` of its own, which needs no check.
 	waiting atomic.Bool
@@ -138,6 +142,7 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 
 	sh.mu.Lock()
 	res.Refused = sh.refused
+	res.Toolchains = sh.granted
 	sh.mu.Unlock()
 	switch {
 	case len(res.Refused) > 0:
@@ -292,5 +297,16 @@ func violationFor(path string, access policy.Access, err error) policy.Violation
 		Resource: path,
 		Rule:     "exec",
 		Message:  fmt.Sprintf("%s of %s refused: %v", what, path, err),
+	}
+}
+
+// grant records toolchain roots granted to a program of the call.
+func (sh *shell) grant(roots []string) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for _, r := range roots {
+		if !slices.Contains(sh.granted, r) {
+			sh.granted = append(sh.granted, r)
+		}
 	}
 }
