@@ -524,4 +524,6 @@ func (c pathChecker) LookPath(word, cwd string) (string, error) {
 	return sc.LookPath(word, cwd, policy.Env{Path: c.TrustedPath()})
 }
 
-func (c pathChecker) TrustedPath() []string { return append(slices.Clone(c.dirs), c.checker.TrustedPath()...) }
+func (c pathChecker) TrustedPath() []string {
+	return append(slices.Clone(c.dirs), c.checker.TrustedPath()...)
+}
