@@ -273,7 +273,8 @@ func (g *Gateway) log(branchDir string) *audit.Log {
 }
 
 // branchCwd is a branch's default working directory: its project root, else
-// its first worktree; read again only when metadata.yml changes.
+// its first worktree (metadata's, else an activity session file's); read
+// again only when metadata.yml changes.
 func (g *Gateway) branchCwd(branchDir string) string {
 	id, ok := statID(filepath.Join(branchDir, sessions.MetadataFile))
 	if ok {
@@ -290,6 +291,12 @@ func (g *Gateway) branchCwd(branchDir string) string {
 			cwd = md.ProjectRoot
 		} else if len(md.Worktrees) > 0 {
 			cwd = md.Worktrees[0]
+		}
+	}
+	if cwd == "" {
+		// An Emacs activity session lists its worktrees in its session file.
+		if ws, err := sessions.ActivityWorktrees(branchDir); err == nil && len(ws) > 0 {
+			cwd = ws[0]
 		}
 	}
 	if ok {
@@ -460,7 +467,7 @@ func (g *Gateway) unprotectedSession(branchDir string) []string {
 	if parent := filepath.Dir(dir); filepath.Base(parent) == "branches" {
 		dir = filepath.Dir(parent)
 	}
-	for _, p := range g.protected {
+	for _, p := range g.protectedNow() {
 		if dir == p || strings.HasPrefix(dir, p+string(filepath.Separator)) {
 			return nil
 		}

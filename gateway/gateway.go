@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/sessions"
 )
 
 // Observer counts decisions and calls; *metrics.Metrics is one. Label values
@@ -79,6 +82,8 @@ type Gateway struct {
 	// stats shares the freshness stat of a scope file among concurrent
 	// decisions.
 	stats statGroup
+	// rootCache is protectedNow's last answer.
+	rootCache protectedCache
 	// protected are the sessions root and config dir, canonical spellings
 	// included: never writable by a tool call.
 	protected []string
@@ -174,9 +179,9 @@ func protectedRoots(roots ...string) []string {
 // Env returns the policy environment of a decision with default cwd; extra
 // protected roots (a scope file given with --scope) are added.
 func (g *Gateway) Env(cwd string, extraProtected ...string) policy.Env {
-	protected := g.protected
+	protected := g.protectedNow()
 	if len(extraProtected) > 0 {
-		protected = append(append([]string(nil), g.protected...), protectedRoots(extraProtected...)...)
+		protected = append(append([]string(nil), protected...), protectedRoots(extraProtected...)...)
 	}
 	return policy.Env{
 		Home:      g.opts.Home,
@@ -257,3 +262,60 @@ func (nopObserver) ScopeLoadError()                              {}
 func (nopObserver) InflightInc()                                 {}
 func (nopObserver) InflightDec()                                 {}
 func (nopObserver) AuditWriteError()                             {}
+
+// protectedNow is the gateway's protected roots as they are now. A
+// sessions root that also holds directories that are not sessions (an
+// Emacs activity directory: session/ with worktrees/ beside it) is
+// protected child by child instead, so that those directories are the
+// scope's to grant: every session, every hidden entry and every file of
+// the root stay protected. The root is read again only when it changes.
+func (g *Gateway) protectedNow() []string {
+	root := g.opts.SessionsDir
+	if root == "" {
+		return g.protected
+	}
+	id, ok := statID(root)
+	if !ok {
+		return g.protected
+	}
+	g.mu.Lock()
+	c := g.rootCache
+	g.mu.Unlock()
+	if c.id == id && c.roots != nil {
+		return c.roots
+	}
+	roots := g.protected
+	if ents, err := os.ReadDir(root); err == nil {
+		var children []string
+		carved := false
+		for _, e := range ents {
+			child := filepath.Join(root, e.Name())
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !sessions.IsSessionDir(child) {
+				carved = true
+				continue
+			}
+			children = append(children, child)
+		}
+		if carved {
+			spellings := protectedRoots(root)
+			roots = nil
+			for _, p := range g.protected {
+				if !slices.Contains(spellings, p) {
+					roots = append(roots, p)
+				}
+			}
+			roots = append(roots, protectedRoots(children...)...)
+		}
+	}
+	g.mu.Lock()
+	g.rootCache = protectedCache{id: id, roots: roots}
+	g.mu.Unlock()
+	return roots
+}
+
+// protectedCache is the protected roots worked out for one state of the
+// sessions root.
+type protectedCache struct {
+	id    fileID
+	roots []string
+}

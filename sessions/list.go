@@ -25,9 +25,10 @@ type Summary struct {
 	Error string `json:"error,omitempty"`
 }
 
-// List returns every session under the root, sorted by id: one directory
-// read, then per session its current link and metadata.yml. Hidden and
-// invalid names (temporary directories of creators) are skipped. Warnings
+// List returns every session under the root, sorted by directory: one
+// directory read, then per session its current link and metadata.yml.
+// Hidden and invalid names (temporary directories of creators) and
+// directories that are not sessions are skipped. Warnings
 // of legacy fallbacks are not repeated here.
 func (s *Store) List(ctx context.Context) ([]Summary, error) {
 	entries, err := os.ReadDir(s.Root)
@@ -40,8 +41,10 @@ func (s *Store) List(ctx context.Context) ([]Summary, error) {
 	quiet := &Store{Root: s.Root, Now: s.Now}
 	out := make([]Summary, 0, len(entries))
 	for _, e := range entries {
-		if id := e.Name(); e.IsDir() && ValidateID(id) == nil {
-			out = append(out, Summary{SessionID: id, SessionDir: s.SessionDir(id)})
+		// A directory is a session only if it looks like one: an Emacs
+		// activity keeps worktrees/ beside its session/.
+		if id := e.Name(); e.IsDir() && ValidateID(id) == nil && IsSessionDir(filepath.Join(s.Root, id)) {
+			out = append(out, Summary{SessionID: id, SessionDir: filepath.Join(s.Root, id)})
 		}
 	}
 	// Reading metadata dominates; spread it over the CPUs.
@@ -78,6 +81,11 @@ func (s *Store) summarize(sum *Summary) {
 		sum.Error = err.Error()
 	}
 	sum.Preset, sum.Created, sum.Updated = md.Preset, md.Created, md.Updated
+	// The id is metadata's when it names another one (an activity's
+	// session/ directory); `--session` finds it by that id.
+	if md.SessionID != "" && md.SessionID != sum.SessionID && ValidateID(md.SessionID) == nil {
+		sum.SessionID = md.SessionID
+	}
 }
 
 // BranchInfo describes one branch of a session.

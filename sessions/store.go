@@ -38,8 +38,45 @@ func (s *Store) now() time.Time {
 
 func (s *Store) warn(msg string) { orDiscard(s.Warn)(msg) }
 
-// SessionDir is the directory of session id (which must be valid).
-func (s *Store) SessionDir(id string) string { return filepath.Join(s.Root, id) }
+// SessionDir is the directory of session id (which must be valid):
+// <root>/<id>, or when there is none, the session directory whose
+// metadata.yml names id as its session_id (an Emacs activity keeps its
+// session in a directory named session).
+func (s *Store) SessionDir(id string) string {
+	dir := filepath.Join(s.Root, id)
+	if _, err := os.Lstat(dir); err == nil {
+		return dir
+	}
+	if d, ok := s.byMetadataID(id); ok {
+		return d
+	}
+	return dir
+}
+
+// byMetadataID finds the session directory whose current branch's
+// metadata.yml has session_id id.
+func (s *Store) byMetadataID(id string) (string, bool) {
+	ents, err := os.ReadDir(s.Root)
+	if err != nil {
+		return "", false
+	}
+	for _, e := range ents {
+		dir := filepath.Join(s.Root, e.Name())
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || !IsSessionDir(dir) {
+			continue
+		}
+		branch := MainBranch
+		if target, err := os.Readlink(filepath.Join(dir, currentLink)); err == nil {
+			if name, ok := strings.CutPrefix(filepath.Clean(target), branchesDir+"/"); ok && ValidateBranch(name) == nil {
+				branch = name
+			}
+		}
+		if md, err := ReadMetadata(filepath.Join(dir, branchesDir, branch), nil); err == nil && md.SessionID == id {
+			return dir, true
+		}
+	}
+	return "", false
+}
 
 // CreateOptions describe a new session.
 type CreateOptions struct {
@@ -123,7 +160,7 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (Created, error)
 		if err := writeYAML(filepath.Join(branchDir, MetadataFile), md); err != nil {
 			return Created{}, err
 		}
-		dst := s.SessionDir(id)
+		dst := filepath.Join(s.Root, id)
 		err := os.Rename(tmp, dst)
 		if err == nil {
 			if err := syncDir(s.Root); err != nil {
