@@ -48,6 +48,11 @@ type Config struct {
 	Retention Retention `yaml:"retention" json:"retention"`
 	Serve     Serve     `yaml:"serve" json:"serve"`
 	Hooks     Hooks     `yaml:"hooks" json:"hooks"`
+	// GptelPresetsDir is a directory of gptel preset files (Markdown with
+	// YAML front matter): each file is a preset named by its base name,
+	// whose scope_profile names its profile. A relative path is relative
+	// to the config dir.
+	GptelPresetsDir string `yaml:"gptel_presets_dir" json:"gptel_presets_dir,omitempty"`
 }
 
 // Hooks configure `scopegate hook` and the hook routes of serve.
@@ -106,6 +111,9 @@ func Load(dir string) (Config, error) {
 	}
 	if err := Parse(data, &c); err != nil {
 		return Default(), fmt.Errorf("%s: %w", path, err)
+	}
+	if c.GptelPresetsDir != "" && !filepath.IsAbs(c.GptelPresetsDir) {
+		c.GptelPresetsDir = filepath.Join(dir, c.GptelPresetsDir)
 	}
 	return c, nil
 }

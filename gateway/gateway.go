@@ -42,6 +42,9 @@ type Options struct {
 	// SessionsDir and ConfigDir are never writable by a tool call.
 	SessionsDir string
 	ConfigDir   string
+	// PresetsDir holds gptel preset files (config.yml gptel_presets_dir),
+	// for the sessions hooks create.
+	PresetsDir string
 	// RoamDir is the org-roam directory.
 	RoamDir string
 	// Home is the home directory ~ and $HOME expand to in calls.

@@ -141,7 +141,7 @@ func (g *Gateway) hookSession(ctx context.Context, id string, o HookOptions) (st
 		profile = "coding"
 	}
 	root := gitTopLevel(o.ProjectDir)
-	c, err := store.CreateWithProfile(ctx, profiles.Loader{ConfigDir: g.opts.ConfigDir},
+	c, err := store.CreateWithProfile(ctx, profiles.Loader{ConfigDir: g.opts.ConfigDir, PresetsDir: g.opts.PresetsDir},
 		sessions.CreateOptions{ID: id, Name: id, ExistOK: true, ProjectRoot: root}, profile, g.opts.Warn)
 	if err != nil {
 		return "", fmt.Errorf("create session %s: %w", id, err)

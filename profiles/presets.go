@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -70,8 +71,8 @@ func ParsePresets(data []byte) (map[string]Preset, error) {
 	return out, nil
 }
 
-// Presets returns the built-in presets overridden by name by those of
-// <config dir>/presets.yml. A broken user file is an error; the built-ins
+// Presets returns the built-in presets overridden by name by the gptel
+// preset files of PresetsDir, then by those of <config dir>/presets.yml. A broken user file is an error; the built-ins
 // are still returned with it.
 func (l Loader) Presets() (map[string]Preset, error) {
 	data, err := builtinFS.ReadFile("builtin/presets.yml")
@@ -81,6 +82,15 @@ func (l Loader) Presets() (map[string]Preset, error) {
 	presets, err := ParsePresets(data)
 	if err != nil {
 		return nil, fmt.Errorf("built-in presets: %w", err)
+	}
+	if l.PresetsDir != "" {
+		gptel, err := readGptelPresets(l.PresetsDir)
+		if err != nil {
+			return presets, err
+		}
+		for name, p := range gptel {
+			presets[name] = p
+		}
 	}
 	if l.ConfigDir == "" {
 		return presets, nil
@@ -101,4 +111,69 @@ func (l Loader) Presets() (map[string]Preset, error) {
 		presets[name] = p
 	}
 	return presets, nil
+}
+
+// gptelPreset is what scopegate reads of a gptel preset file's front
+// matter; gptel's own keys (backend, model, tools…) are left alone.
+type gptelPreset struct {
+	ScopeProfile *string `yaml:"scope_profile"`
+}
+
+// ParseGptelPreset reads the scope_profile of a gptel preset file: YAML
+// front matter between "---" lines at the top of a Markdown file. A file
+// without front matter or without scope_profile has none (""); front
+// matter that does not parse is an error with its line.
+func ParseGptelPreset(data []byte) (string, error) {
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	rest, ok := strings.CutPrefix(text, "---\n")
+	if !ok {
+		return "", nil
+	}
+	front, _, ok := strings.Cut(rest, "\n---")
+	if !ok {
+		return "", errors.New("front matter has no closing ---")
+	}
+	var p gptelPreset
+	// A blank line in place of the opening "---" keeps the line numbers
+	// of errors those of the file.
+	doc := []byte("\n" + front)
+	if err := yaml.Unmarshal(doc, &p); err != nil {
+		return "", fmt.Errorf("front matter: %w", yamlmsg.Error(doc, err, &p))
+	}
+	if p.ScopeProfile == nil {
+		return "", nil
+	}
+	if !ValidName(*p.ScopeProfile) {
+		return "", fmt.Errorf("scope_profile %q: %w", *p.ScopeProfile, ErrInvalidName)
+	}
+	return *p.ScopeProfile, nil
+}
+
+// readGptelPresets reads every <name>.md of dir as a preset; those that
+// name no scope_profile are left out (they give no scope).
+func readGptelPresets(dir string) (map[string]Preset, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("gptel presets: %w", err)
+	}
+	out := map[string]Preset{}
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".md")
+		if !ok || e.IsDir() || !ValidName(name) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("gptel preset %s: %w", path, err)
+		}
+		profile, err := ParseGptelPreset(data)
+		if err != nil {
+			return nil, fmt.Errorf("gptel preset %s: %w", path, err)
+		}
+		if profile != "" {
+			out[name] = Preset{ScopeProfile: profile}
+		}
+	}
+	return out, nil
 }

@@ -36,6 +36,9 @@ type Loader struct {
 	// ConfigDir is the scopegate config dir: profiles live in
 	// ConfigDir/scope-profiles/<name>.yml, presets in ConfigDir/presets.yml.
 	ConfigDir string
+	// PresetsDir, when set, holds gptel preset files (config.yml's
+	// gptel_presets_dir); see [ParseGptelPreset].
+	PresetsDir string
 }
 
 // Info describes one available profile.

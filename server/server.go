@@ -33,6 +33,8 @@ type Options struct {
 	// SessionsDir is the sessions root; ConfigDir holds profiles and presets.
 	SessionsDir string
 	ConfigDir   string
+	// PresetsDir holds gptel preset files (config.yml gptel_presets_dir).
+	PresetsDir string
 	// Metrics, when set, is served on /metrics and counts scope expansions
 	// (the gateway counts decisions into it when given as its Observer).
 	Metrics *metrics.Metrics
@@ -108,7 +110,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger,
 		store:  &sessions.Store{Root: opts.SessionsDir},
-		loader: profiles.Loader{ConfigDir: opts.ConfigDir}}
+		loader: profiles.Loader{ConfigDir: opts.ConfigDir, PresetsDir: opts.PresetsDir}}
 	s.store.Warn = s.warn
 	s.reg = newRegistry(s.store, opts.Gateway, s.warn)
 	s.handler = s.routes()

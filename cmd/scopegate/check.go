@@ -154,7 +154,7 @@ func (a *app) gatewayWith(obs gateway.Observer, warn func(string)) *gateway.Gate
 func (a *app) gatewayWithProgress(obs gateway.Observer, warn func(string), progress io.Writer) *gateway.Gateway {
 	home, _ := os.UserHomeDir()
 	confine, _ := confineMode(a.confine)
-	return gateway.New(gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, RoamDir: a.roamDir,
+	return gateway.New(gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, PresetsDir: a.presetsDir(), RoamDir: a.roamDir,
 		Home: home, Confine: confine, Observer: obs, Warn: warn, Progress: progress})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/profiles"
 	"github.com/scopegate/scopegate/sessions"
@@ -65,8 +66,22 @@ func (a *app) store() *sessions.Store {
 	return &sessions.Store{Root: a.sessionsDir, Warn: warner(a.stderr)}
 }
 
+// profileLoader finds profiles and presets: the config dir's, and gptel's
+// preset files when config.yml names their directory. A config.yml that
+// does not load leaves the gptel presets out, so such a preset is unknown;
+// session create with a preset reports the config error first.
 func (a *app) profileLoader() profiles.Loader {
-	return profiles.Loader{ConfigDir: a.configDir}
+	return profiles.Loader{ConfigDir: a.configDir, PresetsDir: a.presetsDir()}
+}
+
+// presetsDir is config.yml's gptel_presets_dir, "" when unset or when
+// config.yml does not load.
+func (a *app) presetsDir() string {
+	cfg, err := config.Load(a.configDir)
+	if err != nil {
+		return ""
+	}
+	return cfg.GptelPresetsDir
 }
 
 // warner prints warnings on stderr, one line each.

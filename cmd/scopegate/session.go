@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/profiles"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -64,6 +65,14 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 				// With worktrees the session is scoped to them: no project
 				// root is guessed from wherever the command runs.
 				opts.ProjectRoot, _ = profiles.FindProjectRoot(wd)
+			}
+			if opts.Preset != "" {
+				// The preset may come from gptel's preset files, which
+				// config.yml names: a config.yml that does not load is an
+				// error here, not a preset left out.
+				if _, err := config.Load(a.configDir); err != nil {
+					return usageErr("%v", err)
+				}
 			}
 			c, err := a.store().CreateWithProfile(cmd.Context(), a.profileLoader(), opts, profile, warner(a.stderr))
 			if err != nil {
