@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -51,7 +52,7 @@ type Config struct {
 	// GptelPresetsDir is a directory of gptel preset files (Markdown with
 	// YAML front matter): each file is a preset named by its base name,
 	// whose scope_profile names its profile. A relative path is relative
-	// to the config dir.
+	// to the config dir; ~/ is the home directory.
 	GptelPresetsDir string `yaml:"gptel_presets_dir" json:"gptel_presets_dir,omitempty"`
 }
 
@@ -112,8 +113,15 @@ func Load(dir string) (Config, error) {
 	if err := Parse(data, &c); err != nil {
 		return Default(), fmt.Errorf("%s: %w", path, err)
 	}
-	if c.GptelPresetsDir != "" && !filepath.IsAbs(c.GptelPresetsDir) {
-		c.GptelPresetsDir = filepath.Join(dir, c.GptelPresetsDir)
+	switch p := c.GptelPresetsDir; {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return Default(), fmt.Errorf("%s: gptel_presets_dir %q: %w", path, p, err)
+		}
+		c.GptelPresetsDir = filepath.Join(home, p[1:])
+	case p != "" && !filepath.IsAbs(p):
+		c.GptelPresetsDir = filepath.Join(dir, p)
 	}
 	return c, nil
 }

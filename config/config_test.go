@@ -64,3 +64,23 @@ func TestLoadUnreadable(t *testing.T) {
 		t.Fatal("Load of a directory named config.yml: no error")
 	}
 }
+
+func TestGptelPresetsDirResolved(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	for in, want := range map[string]string{"../presets": "/cfg/presets", "/abs/p": "/abs/p", "~/gptel/presets": filepath.Join(home, "gptel/presets")} {
+		dir := filepath.Join(t.TempDir(), "cfg")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, FileName), []byte("gptel_presets_dir: "+in+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(dir)
+		if want == "/cfg/presets" {
+			want = filepath.Join(filepath.Dir(dir), "presets")
+		}
+		if err != nil || c.GptelPresetsDir != want {
+			t.Errorf("%s: %q, %v; want %q", in, c.GptelPresetsDir, err, want)
+		}
+	}
+}

@@ -7,10 +7,10 @@ import (
 
 func TestParseGptelPreset(t *testing.T) {
 	for in, want := range map[string]string{
-		"---\ndescription: x\nscope_profile: research\n---\nbody":                      "research",
-		"---\r\nbackend: Claude\r\nscope_profile: coding\r\n---\r\n":                    "coding",
-		"---\ntools:\n  - read_file\n---\nno profile":                                   "",
-		"no front matter\nscope_profile: coding\n":                                       "",
+		"---\ndescription: x\nscope_profile: research\n---\nbody":                         "research",
+		"---\r\nbackend: Claude\r\nscope_profile: coding\r\n---\r\n":                      "coding",
+		"---\ntools:\n  - read_file\n---\nno profile":                                     "",
+		"no front matter\nscope_profile: coding\n":                                        "",
 		"---\nscope_profile: coding\ndescription: |\n  a --- b\n---\n# --- in the body\n": "coding",
 	} {
 		got, err := ParseGptelPreset([]byte(in))
