@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,16 +67,16 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 				// root is guessed from wherever the command runs.
 				opts.ProjectRoot, _ = profiles.FindProjectRoot(wd)
 			}
-			if opts.Preset != "" {
-				// The preset may come from gptel's preset files, which
-				// config.yml names: a config.yml that does not load is an
-				// error here, not a preset left out.
-				if _, err := config.Load(a.configDir); err != nil {
-					return usageErr("%v", err)
-				}
-			}
 			c, err := a.store().CreateWithProfile(cmd.Context(), a.profileLoader(), opts, profile, warner(a.stderr))
 			if err != nil {
+				// An unknown preset may be one of gptel's preset files,
+				// which config.yml names: when config.yml does not load,
+				// that is the error to fix.
+				if errors.Is(err, profiles.ErrNotFound) && opts.Preset != "" {
+					if _, cerr := config.Load(a.configDir); cerr != nil {
+						return usageErr("%v", cerr)
+					}
+				}
 				return sessionErr(err)
 			}
 			if printID {
