@@ -13,6 +13,12 @@ import (
 // Decide decides one call. It never fails: unknown tools, ill-typed args and
 // unsafe paths are denials.
 func (s *Scope) Decide(call Call, env Env) Decision {
+	d := s.decideCall(call, env)
+	d.Execution = env.execution()
+	return d
+}
+
+func (s *Scope) decideCall(call Call, env Env) Decision {
 	if !KnownTool(call.Tool) {
 		return Deny(call.Tool, Violation{Reason: ReasonUnknownTool, Resource: call.Tool,
 			Message: fmt.Sprintf("unknown tool %s; known tools: %s", quoteArg(call.Tool), strings.Join(Tools(), ", "))})

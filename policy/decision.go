@@ -57,6 +57,9 @@ type Decision struct {
 	Resource   string      `json:"resource,omitempty"`
 	Message    string      `json:"message"`
 	Violations []Violation `json:"violations,omitempty"`
+	// Execution is who runs the call, an input of the decision: recursive
+	// readers below denied files are allowed only when confined.
+	Execution Execution `json:"execution,omitempty"`
 }
 
 // Allow returns an allowed decision for tool.

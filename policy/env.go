@@ -75,6 +75,38 @@ type Env struct {
 	// word matches allow entries by name, a word with a slash only an
 	// entry naming that path.
 	Path []string
+	// Execution says who runs what is decided; the zero value is
+	// [ExecutionExternal].
+	Execution Execution
+	// Masked, in confined execution while a call runs, reports whether a
+	// program reading every file below dir reads nothing the scope denies,
+	// because the private view it runs in hides those files; follow says
+	// the program follows the symbolic links it meets. The runner sets it
+	// for each program it is about to start. Nil in confined execution
+	// means the call has not started: recursive readers are then decided
+	// when they run, against the view they get.
+	Masked func(dir string, follow bool) bool
+}
+
+// Execution names who runs a decided call (CONTRACT §3).
+type Execution string
+
+// The execution modes.
+const (
+	// ExecutionExternal: the caller runs the command itself (check, a
+	// hook's file tools), so the decision is all that stands in the way.
+	ExecutionExternal Execution = "external"
+	// ExecutionConfined: scopegate's runner runs it, in a private view
+	// where denied files are masked, re-checking every program it starts.
+	ExecutionConfined Execution = "confined"
+)
+
+// execution is e's mode, external when unset.
+func (e Env) execution() Execution {
+	if e.Execution == ExecutionConfined {
+		return ExecutionConfined
+	}
+	return ExecutionExternal
 }
 
 // fs is the filesystem view of e, the OS one when none is set.

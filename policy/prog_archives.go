@@ -26,7 +26,7 @@ func registerArchives(add adder) {
 		fl("-t --list"), fl("-d --diff --compare"), fl("--delete"), val("-b --blocking-factor"), val("-K --starting-file"),
 		val("-N --newer --after-date"), val("-L --tape-length"), val("-V --label"), val("-H --format"), val("--exclude"),
 		val("--transform --xform"), val("--strip-components"), val("--owner"), val("--group"), val("--mode"), val("--mtime"),
-		val("--checkpoint"), flags("-z -j -J -v -O -k -m -p -h -S -W -B -M -R -G -l -o -s -w -a --zstd --gzip --bzip2 --xz"))}, "tar", "gtar", "bsdtar")
+		val("--checkpoint"), fl("-h --dereference"), flags("-z -j -J -v -O -k -m -p -S -W -B -M -R -G -l -o -s -w -a --zstd --gzip --bzip2 --xz"))}, "tar", "gtar", "bsdtar")
 	add(&spec{operands: opWriteFirst, opts: opts(exe("-TT --unzip-command", "runs a command to test the archive"), wr("-b --temp-path"),
 		wr("-O --output-file"), val("-n --suffixes"), val("-t --from-date"), val("-tt --before-date"), val("-x --exclude"),
 		val("-i --include"), val("-P --password"), val("-s --split-size"), val("-Z --compression-method"),
@@ -94,7 +94,7 @@ func tarExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		for _, a := range p.operands() {
 			if a.known {
 				c.operand(a.s, AccessRead, st.cwd, "tar input")
-				c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true})
+				c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, follow: p.has("-h")})
 			}
 		}
 	}
@@ -128,7 +128,8 @@ func zipExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	ops := p.operands()
 	for i, a := range ops {
 		if i > 0 && a.known {
-			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true})
+			// zip stores what a link points to unless -y.
+			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, follow: !p.has("-y")})
 		}
 	}
 }

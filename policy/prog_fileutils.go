@@ -24,7 +24,8 @@ func registerFileUtils(add adder) {
 	add(&spec{operands: opSkipFirst, opts: opts(rd("--reference"), fl("-R --recursive"), fl("-v --verbose"), fl("-c --changes"), fl("-f --silent --quiet"))}, "chmod", "chown", "chgrp")
 	add(&spec{operands: opWriteLast, extra: cpExtra, opts: opts(wr("-t --target-directory"), fl("-r -R --recursive"), fl("-f --force"),
 		fl("-a --archive"), fl("-p"), oval("--preserve"), val("-S --suffix"), fl("-n --no-clobber"), fl("-u --update"), fl("-v --verbose"),
-		fl("-l --link"), fl("-s --symbolic-link"), fl("-T --no-target-directory"), oval("--backup"), fl("-b"))}, "cp")
+		fl("-l --link"), fl("-s --symbolic-link"), fl("-T --no-target-directory"), oval("--backup"), fl("-b"),
+		fl("-L --dereference"), fl("-P --no-dereference"), fl("-H"))}, "cp")
 	add(&spec{operands: opWrite, opts: opts(wr("-t --target-directory"), fl("-f --force"), fl("-n --no-clobber"), fl("-u --update"),
 		fl("-v --verbose"), val("-S --suffix"), fl("-T --no-target-directory"), oval("--backup"), fl("-b"))}, "mv")
 	add(&spec{operands: opWriteLast, opts: opts(wr("-t --target-directory"), fl("-s --symbolic"), fl("-f --force"), fl("-n --no-dereference"),
@@ -65,7 +66,7 @@ func cpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	ops := p.operands()
 	for i, a := range ops {
 		if i < len(ops)-1 && a.known {
-			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true})
+			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, follow: p.has("-L")})
 		}
 	}
 }

@@ -161,7 +161,7 @@ func (c *checker) pythonModuleArgs(p *parsed, allowed allowEntries, name string,
 			}
 			for _, a := range args[2:] {
 				if a.known {
-					c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true})
+					c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, follow: true})
 				}
 			}
 		}

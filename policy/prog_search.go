@@ -16,7 +16,7 @@ func registerSearch(add adder) {
 	add(&spec{operands: opPatternFirst, opts: opts(pat("-e --regexp"), patFile("-f --file"), val("-m --max-count"), val("-A --after-context"),
 		val("-B --before-context"), val("-C --context"), val("-d --directories"), val("-D --devices"), val("--label"), val("--include"),
 		val("--exclude"), val("--exclude-dir"), rd("--exclude-from"), oval("--color --colour"), val("--binary-files"), val("--group-separator"),
-		fl("-r -R --recursive --dereference-recursive"), flags("-i -v -n -l -L -c -o -q -s -w -x -E -F -G -P -H -h -a -I -z -Z -b -U")), extra: grepExtra},
+		fl("-r --recursive"), fl("-R --dereference-recursive"), flags("-i -v -n -l -L -c -o -q -s -w -x -E -F -G -P -H -h -a -I -z -Z -b -U")), extra: grepExtra},
 		"grep", "egrep", "fgrep", "rgrep", "zgrep")
 	add(&spec{operands: opPatternFirst, opts: opts(pat("-e --regexp"), patFile("-f --file"),
 		exe("--pre", "runs a preprocessor program on every file"), exe("--hostname-bin", "runs a program to find the host name"),
@@ -26,6 +26,7 @@ func registerSearch(add adder) {
 		val("--engine"), rd("--ignore-file"), val("--path-separator"), val("-d --max-depth"), val("--max-filesize"), val("--dfa-size-limit"),
 		val("--regex-size-limit"), val("--context-separator"), val("--field-match-separator"), val("--field-context-separator"),
 		val("--hyperlink-format"), val("-V --version"), opt("--files", flagOpt, effPattern, ""), fl("--type-list"), fl("--hidden -."), fl("--no-ignore"),
+		fl("-L --follow"), fl("--no-follow"),
 		fl("-u"), fl("-uu"), fl("-uuu")), extra: rgExtra}, "rg")
 	add(&spec{operands: opPatternFirst, opts: opts(exe("-x --exec", "runs a command for every match"), exe("-X --exec-batch", "runs a command on the matches"),
 		val("-e --extension"), val("-t --type"), val("-E --exclude"), val("-d --max-depth"), val("--min-depth"), val("--exact-depth"),
@@ -35,7 +36,7 @@ func registerSearch(add adder) {
 
 // grepExtra checks what a recursive grep reads below its operands.
 func grepExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
-	recurse := p.has("-r") || p.prog == "rgrep"
+	recurse := p.has("-r") || p.has("-R") || p.prog == "rgrep"
 	for _, v := range p.values("-d") {
 		recurse = recurse || !v.known || v.s == "recurse"
 	}
@@ -48,7 +49,7 @@ func grepExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 			patternGiven = true
 		}
 	}
-	o := walkOpts{hidden: true}
+	o := walkOpts{hidden: true, follow: p.has("-R")}
 	for _, v := range p.values("--include") {
 		o.include = append(o.include, v.s)
 	}
@@ -98,7 +99,7 @@ func rgExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 			u += 3
 		}
 	}
-	o := walkOpts{hidden: p.has("--hidden") || u >= 2}
+	o := walkOpts{hidden: p.has("--hidden") || u >= 2, follow: p.has("-L")}
 	for _, v := range append(p.values("-g"), p.values("--iglob")...) {
 		if g, ok := strings.CutPrefix(v.s, "!"); ok {
 			o.exclude = append(o.exclude, g)

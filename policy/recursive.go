@@ -17,6 +17,7 @@ const maxWalk = 20000
 // walkOpts say which entries a recursive reader skips.
 type walkOpts struct {
 	hidden    bool            // reads dot-files and dot-directories
+	follow    bool            // follows the symbolic links it meets
 	gitignore map[string]bool // names ignored by the root .gitignore (rg)
 	// The program's own file filters, matched against base names: only
 	// files matching one of include (when given) and none of exclude are
@@ -50,8 +51,15 @@ func matchAny(globs []string, name string) bool {
 
 // recursiveRead refuses a program that reads every file below dir when a
 // denied path exists there: deny rules hold for files the call does not
-// name, too.
+// name, too. In confined execution the program reads below dir in a
+// private view: when that view masks every denied path below dir, there
+// is nothing to refuse. Before the call runs the view is not known yet,
+// and the runner's check of the program decides.
 func (c *checker) recursiveRead(p *parsed, dir, cwd string, o walkOpts) {
+	confined := c.env.execution() == ExecutionConfined
+	if confined && c.env.Masked == nil {
+		return
+	}
 	if dir == "" {
 		dir = "."
 	}
@@ -64,6 +72,9 @@ func (c *checker) recursiveRead(p *parsed, dir, cwd string, o walkOpts) {
 	}
 	root, err := canonicalize(abs, c.env.fs())
 	if err != nil {
+		return
+	}
+	if confined && c.env.Masked(root, o.follow) {
 		return
 	}
 	n := 0
