@@ -22,9 +22,14 @@ func TestMain(m *testing.M) {
 type checker struct {
 	exec func(argv []string, cwd string) []policy.Violation
 	path func(path string, access policy.Access, cwd string) []policy.Violation
+	// masked, when set, is given what the runner says its view masks.
+	masked func(func(dir string, follow bool) bool)
 }
 
-func (c checker) CheckExec(argv []string, cwd string) []policy.Violation {
+func (c checker) CheckExec(argv []string, cwd string, masked func(string, bool) bool) []policy.Violation {
+	if c.masked != nil {
+		c.masked(masked)
+	}
 	if c.exec == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -243,37 +244,39 @@ func notWalked(p string) bool {
 	return false
 }
 
-// denyMasks returns the paths of the private view to mask for this
-// runner's scope: what its deny globs match below its read and write
-// roots, then the host's secrets.
-func (r *Runner) denyMasks() ([]string, error) {
-	var out []string
-	if len(r.deny) > 0 {
-		w := &denyWalk{pats: compileDeny(r.deny), host: r.host, now: time.Now(), max: r.walkMax}
-		roots := outermost(append(slices.Clone(r.readRts), r.writeRts...))
-		if slices.ContainsFunc(roots, holdsSystem) {
-			// A scope that reads the system (/**) is never walked whole in
-			// time. Its view masks the host's secrets and what the patterns
-			// match in the home directory, two levels deep, where credential
-			// stores live; the project (the write roots) is left as it is,
-			// its deny patterns bound by the decision alone, which refuses
-			// recursive readers of trees that hold denied files.
-			if r.opts.Home != "" && !slices.ContainsFunc(r.writeRts, func(w string) bool { return within(r.opts.Home, w) }) {
-				w.skip = r.writeRts
-				if err := w.shallow(filepath.Clean(r.opts.Home), 2); err != nil {
-					return nil, err
-				}
-			}
-			return append(w.out, hostSecretPaths()...), nil
-		}
+// denyMasks fills in the masks of v for this runner's scope: what its deny
+// globs match below its read and write roots, then the host's secrets. It
+// also records which roots were walked whole (v.complete).
+func (r *Runner) denyMasks(v *view) error {
+	roots := outermost(append(slices.Clone(r.readRts), r.writeRts...))
+	if len(r.deny) == 0 {
+		v.Masks, v.complete, v.linksToo = hostSecretPaths(), roots, true
+		return nil
+	}
+	w := &denyWalk{pats: compileDeny(r.deny), host: r.host, now: time.Now(), max: r.walkMax}
+	if !slices.ContainsFunc(roots, holdsSystem) {
 		for _, root := range roots {
 			if err := w.root(root); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		out = w.out
+		v.Masks, v.complete, v.linksToo = append(w.out, hostSecretPaths()...), roots, true
+		return nil
 	}
-	return append(out, hostSecretPaths()...), nil
+	// A scope that reads the system (/**) is never walked whole in time.
+	// Its view masks the host's secrets and what the patterns match in the
+	// home directory, two levels deep, where credential stores live; the
+	// project (the write roots) is left as it is, so that git and npm find
+	// .git and node_modules there. No root is complete: the decision
+	// refuses recursive readers of trees that hold denied files.
+	if r.opts.Home != "" && !slices.ContainsFunc(r.writeRts, func(w string) bool { return within(r.opts.Home, w) }) {
+		w.skip = r.writeRts
+		if err := w.shallow(filepath.Clean(r.opts.Home), 2); err != nil {
+			return err
+		}
+	}
+	v.Masks = append(w.out, hostSecretPaths()...)
+	return nil
 }
 
 // holdsSystem reports whether a root holds the system directories.
@@ -365,6 +368,7 @@ const racyWindow = 2 * time.Second
 type Host struct {
 	probeOnce sync.Once
 	probeErr  error
+	probeDone atomic.Bool
 
 	mu   sync.Mutex
 	dirs map[string]dirListing
@@ -416,11 +420,10 @@ func (h *Host) listDir(dir string, now time.Time) ([]dirEnt, error) {
 // view returns the private view of a shell call whose TMPDIR is tmp: the
 // roots below /tmp to carry into the private /tmp, the paths to mask.
 func (r *Runner) view(tmp string) (*view, error) {
-	masks, err := r.denyMasks()
-	if err != nil {
+	v := &view{}
+	if err := r.denyMasks(v); err != nil {
 		return nil, err
 	}
-	v := &view{Masks: masks}
 	// The roots below /tmp are carried into the private /tmp; a root that
 	// holds /tmp (a scope reading /**) sees the private one instead.
 	var below []string
@@ -431,7 +434,7 @@ func (r *Runner) view(tmp string) (*view, error) {
 	}
 	v.Carry = outermost(below)
 	if n := viewSize(v); n > maxViewJSON {
-		return nil, fmt.Errorf("%w: %d denied paths to mask (%d bytes of rules, at most %d)", ErrDenyWalkTooBig, len(masks), n, maxViewJSON)
+		return nil, fmt.Errorf("%w: %d denied paths to mask (%d bytes of rules, at most %d)", ErrDenyWalkTooBig, len(v.Masks), n, maxViewJSON)
 	}
 	return v, nil
 }

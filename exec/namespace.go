@@ -55,6 +55,31 @@ type view struct {
 	Carry []string `json:"carry,omitempty"`
 	// Masks are the paths hidden behind empty files and directories.
 	Masks []string `json:"masks,omitempty"`
+	// complete are the roots below which every path a deny glob matches
+	// is masked; linksToo says that a program following links out of
+	// them meets only masked or unreadable denied files (the read roots
+	// were all walked, and Landlock keeps the rest out). The runner's
+	// own knowledge, not sent to the helper.
+	complete []string
+	linksToo bool
+}
+
+// masked reports whether a program reading every file below dir meets
+// nothing denied in this call's view (policy.Env.Masked).
+func (sh *shell) masked(dir string, follow bool) bool {
+	if sh.prepare() != nil {
+		return false
+	}
+	v := sh.rules.View
+	if v == nil || (follow && !v.linksToo) {
+		return false
+	}
+	for _, root := range v.complete {
+		if within(dir, root) {
+			return true
+		}
+	}
+	return false
 }
 
 // privateTmp is where the private view mounts its fresh tmpfs.
@@ -91,8 +116,39 @@ func namespaceAttr() *syscall.SysProcAttr {
 // Hosts that forbid unprivileged user namespaces (sysctl, AppArmor) fail
 // here and get Landlock alone.
 func (h *Host) namespacesOK(helper string) error {
-	h.probeOnce.Do(func() { h.probeErr = probeNamespaces(helper) })
+	h.probeOnce.Do(func() {
+		h.probeErr = probeNamespaces(helper)
+		h.probeDone.Store(true)
+	})
 	return h.probeErr
+}
+
+// probed reports whether the host was probed, and the probe's answer.
+func (h *Host) probed() (bool, error) {
+	if !h.probeDone.Load() {
+		return false, nil
+	}
+	return true, h.probeErr
+}
+
+// userNamespacesEnabled reads the switches that turn unprivileged user
+// namespaces off (the limit, Debian's knob, Ubuntu's AppArmor
+// restriction): what the probe would find, without starting a process.
+func userNamespacesEnabled() bool {
+	read := func(p string) (string, bool) {
+		b, err := os.ReadFile(p)
+		return strings.TrimSpace(string(b)), err == nil
+	}
+	if v, ok := read("/proc/sys/user/max_user_namespaces"); ok && v == "0" {
+		return false
+	}
+	if v, ok := read("/proc/sys/kernel/unprivileged_userns_clone"); ok && v == "0" {
+		return false
+	}
+	if v, ok := read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); ok && v == "1" && os.Getuid() != 0 {
+		return false
+	}
+	return true
 }
 
 func probeNamespaces(helper string) error {

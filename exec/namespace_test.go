@@ -419,8 +419,9 @@ func TestShellDenyWalkTooBigFallsBack(t *testing.T) {
 	// into the project.
 	home := filepath.Dir(proj)
 	r = newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Home: home, Deny: []string{"**/.env"}})
-	if masks, err := r.denyMasks(); err != nil || slices.Contains(masks, filepath.Join(proj, ".env")) {
-		t.Errorf("read root /: masks %v, %v; want the project left alone", masks, err)
+	var v view
+	if err := r.denyMasks(&v); err != nil || slices.Contains(v.Masks, filepath.Join(proj, ".env")) || len(v.complete) > 0 {
+		t.Errorf("read root /: view %+v, %v; want the project left alone, no root complete", v, err)
 	}
 }
 
@@ -526,4 +527,70 @@ func (c pathChecker) LookPath(word, cwd string) (string, error) {
 
 func (c pathChecker) TrustedPath() []string {
 	return append(slices.Clone(c.dirs), c.checker.TrustedPath()...)
+}
+
+// The runner tells the Checker, for each program, which trees its view
+// masks whole: the roots of a scope it walked, with link-following readers
+// too; nothing under Landlock alone or for a scope reading the system.
+func TestShellReportsMaskedTrees(t *testing.T) {
+	requireNamespaces(t)
+	proj := viewFixture(t)
+	other := realDir(t)
+	for _, tc := range []struct {
+		name     string
+		opts     Options
+		dir      string
+		follow   bool
+		want     bool
+		wantConf string
+	}{
+		{"view, below a root", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}}, filepath.Join(proj, "sub"), false, true, ConfinementNamespaces},
+		{"view, following links", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}}, proj, true, true, ConfinementNamespaces},
+		{"view, outside the roots", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}}, other, false, false, ConfinementNamespaces},
+		{"landlock alone", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Namespaces: NamespacesOff}, proj, false, false, ConfinementLandlock},
+		{"scope reading the system", Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}}, proj, false, false, ConfinementNamespaces},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *bool
+			tc.opts.Deny = []string{"**/.env", "**/node_modules/**"}
+			tc.opts.Checker = checker{masked: func(m func(string, bool) bool) {
+				v := m(tc.dir, tc.follow)
+				got = &v
+			}}
+			r := newRunner(t, tc.opts)
+			res, err := run(t, r, policy.ToolShell, shellArgs("/bin/true"), proj)
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("err %v result %+v", err, res)
+			}
+			if res.Confinement != tc.wantConf {
+				t.Errorf("confinement %q, want %q", res.Confinement, tc.wantConf)
+			}
+			if got == nil || *got != tc.want {
+				t.Errorf("masked(%s, follow %v) = %v, want %v", tc.dir, tc.follow, got, tc.want)
+			}
+		})
+	}
+}
+
+// git and node see their own data directories where the scope denies
+// them; every other program finds them masked.
+func TestShellProgramData(t *testing.T) {
+	requireNamespaces(t)
+	proj := viewFixture(t)
+	writeFile(t, filepath.Join(proj, ".git", "HEAD"), "ref: refs/heads/main\n", 0o644)
+	rl := rules{View: &view{Masks: []string{filepath.Join(proj, ".git"), filepath.Join(proj, "node_modules"), filepath.Join(proj, ".env"),
+		filepath.Join(proj, "a", "node_modules", "b", "x.json")}}}
+	for prog, want := range map[string][]string{
+		"/usr/bin/git":  {filepath.Join(proj, "node_modules"), filepath.Join(proj, ".env"), filepath.Join(proj, "a", "node_modules", "b", "x.json")},
+		"/usr/bin/node": {filepath.Join(proj, ".git"), filepath.Join(proj, ".env")},
+		"/usr/bin/cat":  rl.View.Masks,
+	} {
+		got := withProgramData(rl, prog).View.Masks
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: masks %v, want %v", prog, got, want)
+		}
+	}
+	if len(rl.View.Masks) != 4 {
+		t.Errorf("the call's view was changed: %v", rl.View.Masks)
+	}
 }

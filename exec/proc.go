@@ -48,11 +48,15 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		WaitDelay: sh.r.opts.KillGrace,
 	}
 	if sh.r.abi > 0 {
+		if err := sh.prepare(); err != nil {
+			return fmt.Errorf("confine %s: %w", args[0], err)
+		}
 		rl, err := sh.toolchainRules(path)
 		if err != nil {
 			fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], err)
 			return interp.ExitStatus(126)
 		}
+		rl = withProgramData(rl, path)
 		argv, err := helperArgv(sh.r.helper, rl, path, args)
 		if err != nil {
 			return err
@@ -259,6 +263,42 @@ func toolchainRoots(home, program string) []string {
 		return []string{root, filepath.Join(home, ".rustup")}
 	}
 	return []string{root}
+}
+
+// programData names, for a program, the directories it keeps its own data
+// in and cannot work without: git its repository, node and the JavaScript
+// package managers the installed packages. Where the scope denies them,
+// the view still masks them from every other program; a scope that lets
+// the program run lets it use them. The decision still checks what the
+// program is asked to do with them (git's operands, the files git runs).
+func programData(program string) []string {
+	switch filepath.Base(program) {
+	case "git":
+		return []string{".git"}
+	case "node", "npm", "npx", "yarn", "pnpm", "corepack":
+		return []string{"node_modules"}
+	}
+	return nil
+}
+
+// withProgramData returns rl without the masks of program's own data
+// directories (programData) and of what lies in them.
+func withProgramData(rl rules, program string) rules {
+	names := programData(program)
+	if rl.View == nil || len(names) == 0 {
+		return rl
+	}
+	v := *rl.View
+	v.Masks = slices.DeleteFunc(slices.Clone(v.Masks), func(m string) bool {
+		for _, part := range strings.Split(m, "/") {
+			if slices.Contains(names, part) {
+				return true
+			}
+		}
+		return false
+	})
+	rl.View = &v
+	return rl
 }
 
 // toolchainRules are the call's rules for one program: a program found

@@ -19,8 +19,10 @@ import (
 // Checker re-decides single accesses at run time. The gateway implements it
 // around the session's compiled scope. A non-empty result means denied.
 type Checker interface {
-	// CheckExec decides one fully expanded argv about to run in cwd.
-	CheckExec(argv []string, cwd string) []policy.Violation
+	// CheckExec decides one fully expanded argv about to run in cwd, in
+	// confined execution: masked reports what the program's private view
+	// hides (policy.Env.Masked).
+	CheckExec(argv []string, cwd string, masked func(dir string, follow bool) bool) []policy.Violation
 	// CheckPath decides one file access relative to cwd.
 	CheckPath(path string, access policy.Access, cwd string) []policy.Violation
 	// LookPath returns the file a program word runs (policy.Scope.LookPath):
@@ -317,6 +319,27 @@ func (r *Runner) Confinement() string {
 	default:
 		return ConfinementLandlock
 	}
+}
+
+// expectedConfinement is what programs would run under, without probing
+// the host: for a shell call that started none.
+func (r *Runner) expectedConfinement() string {
+	switch {
+	case r.abi == 0:
+		return ConfinementNone
+	case r.opts.Namespaces != NamespacesAuto:
+		return ConfinementLandlock
+	}
+	if probed, err := r.host.probed(); probed {
+		if err != nil {
+			return ConfinementLandlock
+		}
+		return ConfinementNamespaces
+	}
+	if !userNamespacesEnabled() {
+		return ConfinementLandlock
+	}
+	return ConfinementNamespaces
 }
 
 // namespaces reports whether programs get the private view.

@@ -47,11 +47,52 @@ type shell struct {
 	// funcs are the functions the top-level script defines: a call to one
 	// is not a program run (each command of its body is checked as it runs).
 	funcs func() map[string]*syntax.Stmt
+	// prepared, conf and prepErr: the confinement of the call's programs,
+	// made ready when the first program is about to start (a call of
+	// builtins alone does not pay for probing the host or walking the
+	// roots).
+	prepared sync.Once
+	conf     string
+	prepErr  error
 }
 
-func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (Result, error) {
-	res := Result{Confinement: r.Confinement()}
+// prepare makes the confinement of the call's programs ready, once: the
+// Landlock rules and, where the host allows, the private view.
+func (sh *shell) prepare() error {
+	sh.prepared.Do(func() {
+		r := sh.r
+		sh.conf = r.Confinement()
+		if r.abi == 0 {
+			return
+		}
+		ns := sh.conf == ConfinementNamespaces
+		if sh.rules, sh.prepErr = buildRules(r.abi, r.readRts, r.writeRts, r.protect, sh.tmp, ns); sh.prepErr != nil || !ns {
+			return
+		}
+		sh.rules.View, sh.prepErr = r.view(sh.tmp)
+		if errors.Is(sh.prepErr, ErrDenyWalkTooBig) {
+			// The roots are too big to find every denied file (a scope
+			// reading /**): Landlock alone, and the result says so. Rather
+			// than refuse, since the decision still refuses recursive
+			// readers of trees holding denied files.
+			sh.conf = ConfinementLandlock
+			sh.rules, sh.prepErr = buildRules(r.abi, r.readRts, r.writeRts, r.protect, sh.tmp, false)
+		}
+	})
+	return sh.prepErr
+}
+
+// confinement is what the call's programs ran under; for a call that
+// started none, what they would have got, as far as known without
+// probing the host.
+func (sh *shell) confinement() string {
+	sh.prepared.Do(func() { sh.conf = sh.r.expectedConfinement() })
+	return sh.conf
+}
+
+func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (res Result, err error) {
 	if r.abi == 0 && r.opts.Confine == ConfineRequired {
+		res.Confinement = ConfinementNone
 		return res, ErrNoLandlock
 	}
 	if !filepath.IsAbs(cwd) {
@@ -67,27 +108,8 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 	}
 	defer os.RemoveAll(tmp)
 	sh := &shell{r: r, tmp: tmp}
+	defer func() { res.Confinement = sh.confinement() }()
 	r.makeHomeWriteRoots()
-	if r.abi > 0 {
-		ns := res.Confinement == ConfinementNamespaces
-		if sh.rules, err = buildRules(r.abi, r.readRts, r.writeRts, r.protect, tmp, ns); err != nil {
-			return res, err
-		}
-		if ns {
-			sh.rules.View, err = r.view(tmp)
-			if errors.Is(err, ErrDenyWalkTooBig) {
-				// The roots are too big to find every denied file (a
-				// scope reading /**): Landlock alone, and the result says
-				// so. Rather than refuse, since the static decision still
-				// refuses recursive readers of trees holding denied files.
-				res.Confinement = ConfinementLandlock
-				sh.rules, err = buildRules(r.abi, r.readRts, r.writeRts, r.protect, tmp, false)
-			}
-			if err != nil {
-				return res, err
-			}
-		}
-	}
 
 	runCtx := ctx
 	var cancelTimeout context.CancelFunc = func() {}
@@ -189,7 +211,7 @@ func (sh *shell) call(ctx context.Context, args []string) ([]string, error) {
 			return args, nil
 		}
 	}
-	if vs := sh.r.opts.Checker.CheckExec(args, hc.Dir); len(vs) > 0 {
+	if vs := sh.r.opts.Checker.CheckExec(args, hc.Dir, sh.masked); len(vs) > 0 {
 		return nil, sh.deny(hc, vs)
 	}
 	var target string

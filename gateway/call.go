@@ -60,6 +60,16 @@ func (t Target) checkMode() string {
 	return audit.ModeCheck
 }
 
+// checkExecution is who runs a call decided without running it: the
+// caller, except for a hook's shell command, which the hook rewrites into
+// `scopegate exec` of the decided call.
+func (t Target) checkExecution(call policy.Call) policy.Execution {
+	if t.Via == ViaHook && call.Tool == policy.ToolShell {
+		return policy.ExecutionConfined
+	}
+	return policy.ExecutionExternal
+}
+
 // callMode is the :MODE: of a run made through t.
 func (t Target) callMode() string {
 	if t.Via == ViaMCP {
@@ -94,8 +104,9 @@ func (g *Gateway) scopePath(t Target) string {
 	return filepath.Join(t.BranchDir, sessions.ScopeFile)
 }
 
-// decide is the one decision path of every entry point.
-func (g *Gateway) decide(t Target, call policy.Call) decision {
+// decide is the one decision path of every entry point; ex says who will
+// run the call.
+func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decision {
 	start := time.Now()
 	defaultCwd := t.Cwd
 	// The branch's default is read only when the call names no directory:
@@ -111,6 +122,7 @@ func (g *Gateway) decide(t Target, call policy.Call) decision {
 		extra = append(extra, g.unprotectedSession(t.BranchDir)...)
 	}
 	env := g.Env(defaultCwd, extra...)
+	env.Execution = ex
 	out := decision{env: env}
 	sc, err := g.LoadScope(g.scopePath(t), env)
 	if err != nil {
@@ -126,6 +138,7 @@ func (g *Gateway) decide(t Target, call policy.Call) decision {
 	if !policy.KnownTool(out.d.Tool) {
 		out.d.Tool = call.Tool
 	}
+	out.d.Execution = ex
 	if !out.d.Allowed && t.BranchDir != "" {
 		g.selectHints(&out.d, t.BranchDir)
 	}
@@ -140,7 +153,7 @@ func (g *Gateway) decide(t Target, call policy.Call) decision {
 func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallResult, error) {
 	now := g.opts.Now()
 	res := CallResult{CallID: audit.NewCallID(now)}
-	dec := g.decide(t, call)
+	dec := g.decide(t, call, t.checkExecution(call))
 	res.Decision = dec.d
 	if t.BranchDir == "" {
 		return res, nil
@@ -194,7 +207,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	if res.CallID == "" {
 		res.CallID = audit.NewCallID(now)
 	}
-	dec := g.decide(t, call)
+	dec := g.decide(t, call, policy.ExecutionConfined)
 	res.Decision = dec.d
 	e := g.entry(res.CallID, now, call, dec)
 	e.Mode, e.AgentTool = t.callMode(), t.AgentTool
@@ -348,8 +361,14 @@ type checker struct {
 	env   policy.Env
 }
 
-func (c checker) CheckExec(argv []string, cwd string) []policy.Violation {
-	return c.scope.CheckExec(argv, cwd, c.env)
+func (c checker) CheckExec(argv []string, cwd string, masked func(dir string, follow bool) bool) []policy.Violation {
+	env := c.env
+	env.Execution = policy.ExecutionConfined
+	env.Masked = masked
+	if env.Masked == nil {
+		env.Masked = func(string, bool) bool { return false }
+	}
+	return c.scope.CheckExec(argv, cwd, env)
 }
 
 func (c checker) CheckPath(path string, access policy.Access, cwd string) []policy.Violation {

@@ -30,6 +30,7 @@ command -v emacs >/dev/null 2>&1 || need+=(emacs-nox)
 [ -d /usr/share/emacs/site-lisp/elpa-src ] && ls /usr/share/emacs/site-lisp/elpa-src | grep -q '^org-roam-' || need+=(elpa-org-roam elpa-emacsql-sqlite3)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v rg >/dev/null 2>&1 || need+=(ripgrep)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
