@@ -93,3 +93,21 @@ func checkDrawer(t *testing.T, text []byte) {
 	}
 	t.Fatalf("drawer not closed in\n%s", text)
 }
+
+// FuzzReadPrompts: any system-prompts.org, scopegate's or gptel's, reads
+// without a panic, as at most one change or one warning per headline.
+func FuzzReadPrompts(f *testing.F) {
+	f.Add("* System Prompt Change: Tue Nov 24 10:11:12 2026\n  :PROPERTIES:\n  :TIMESTAMP: Tue Nov 24 10:11:12 2026\n  :END:\n\n** New Prompt\n#+begin_example\nx\n#+end_example\n")
+	f.Add("* System Prompt Change\n:PROPERTIES:\n:TIME: 2026-11-24T10:11:12.000Z\n:END:\n** Previous\n#+begin_example\na\n#+end_example\n** New\n#+begin_example\nb\n#+end_example\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		warned := 0
+		got, err := parsePrompts(strings.NewReader(s), func(error) { warned++ })
+		if err != nil {
+			t.Fatal(err)
+		}
+		heads := strings.Count("\n"+s, "\n* ")
+		if len(got)+warned > heads+1 {
+			t.Fatalf("%d changes and %d warnings from %d headlines", len(got), warned, heads)
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -69,19 +70,37 @@ func ReadPrompts(path string, warn func(error)) ([]PromptChange, error) {
 	return parsePrompts(f, warn)
 }
 
+// gptelTimestamp is the TIMESTAMP of the entries gptel itself writes
+// (format-time-string "%a %b %d %H:%M:%S %Y", local time).
+const gptelTimestamp = "Mon Jan 02 15:04:05 2006"
+
 func parsePrompts(r io.Reader, warn func(error)) ([]PromptChange, error) {
 	var out []PromptChange
 	err := scanEntries(r, func(o *orgEntry) {
-		if o.err == nil && o.headline != "System Prompt Change" {
+		// scopegate writes "System Prompt Change" with a TIME property and
+		// sections Previous and New; gptel writes the time into the
+		// headline, TIMESTAMP only, sections "Previous Prompt" (absent for
+		// the first prompt) and "New Prompt".
+		gptel := strings.HasPrefix(o.headline, "System Prompt Change: ")
+		if o.err == nil && o.headline != "System Prompt Change" && !gptel {
 			o.err = fmt.Errorf("unexpected heading %q", o.headline)
 		}
 		var c PromptChange
 		if o.err == nil {
-			t, err := time.Parse(time.RFC3339Nano, o.props["TIME"])
-			if err != nil {
-				o.err = fmt.Errorf("TIME: %w", err)
+			var t time.Time
+			var err error
+			if v, ok := o.props["TIME"]; ok || !gptel {
+				t, err = time.Parse(time.RFC3339Nano, v)
+				if err != nil {
+					o.err = fmt.Errorf("TIME: %w", err)
+				}
+			} else if t, err = time.ParseInLocation(gptelTimestamp, o.props["TIMESTAMP"], time.Local); err != nil {
+				o.err = fmt.Errorf("TIMESTAMP: %w", err)
 			}
 			c = PromptChange{Time: t, Source: unescapeLine(o.props["SOURCE"]), Previous: o.sections["Previous"], New: o.sections["New"]}
+			if gptel {
+				c.Previous, c.New = o.sections["Previous Prompt"], o.sections["New Prompt"]
+			}
 		}
 		if o.err != nil {
 			if warn != nil {

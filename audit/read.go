@@ -126,13 +126,16 @@ func (p *entryParser) fail(format string, args ...any) {
 func (p *entryParser) line(line string) {
 	switch p.state {
 	case 0:
-		if line != ":PROPERTIES:" {
+		// Org allows a drawer to be indented, as gptel's own
+		// system-prompts.org entries are.
+		if strings.TrimLeft(line, " \t") != ":PROPERTIES:" {
 			p.fail("no property drawer after the headline")
 			p.state = 2
 			return
 		}
 		p.state = 1
 	case 1:
+		line = strings.TrimLeft(line, " \t")
 		if line == ":END:" {
 			p.state = 2
 			return
