@@ -14,11 +14,20 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var (
-	yamlNotFound = regexp.MustCompile(`(?s)^line (\d+): field (.*) not found in type (\S+)$`)
-	yamlCannot   = regexp.MustCompile("(?s)^line (\\d+): cannot unmarshal (!\\S*) (?:`(.*)` )?into (.+)$")
-	yamlLine     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-)
+// patterns recognise the decoder's messages. They are compiled on the
+// error path only: every command decodes YAML, few meet an error.
+type patterns struct {
+	notFound, cannot, line *regexp.Regexp
+}
+
+// compilePatterns compiles the patterns of the decoder's messages.
+func compilePatterns() patterns {
+	return patterns{
+		notFound: regexp.MustCompile(`(?s)^line (\d+): field (.*) not found in type (\S+)$`),
+		cannot:   regexp.MustCompile("(?s)^line (\\d+): cannot unmarshal (!\\S*) (?:`(.*)` )?into (.+)$"),
+		line:     regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`),
+	}
+}
 
 // Error words err, an error of decoding data into target (a pointer, as
 // given to the decoder), in the file's own terms: the line, the key path
@@ -27,23 +36,25 @@ var (
 func Error(data []byte, err error, target any) error {
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root) // best effort: only names key paths
+	p := compilePatterns()
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		msgs := make([]string, len(te.Errors))
 		for i, e := range te.Errors {
-			msgs[i] = message(&root, e, target)
+			msgs[i] = p.message(&root, e, target)
 		}
 		return errors.New(strings.Join(msgs, "; "))
 	}
 	msg := strings.TrimPrefix(oneLineText(err.Error()), "yaml: ")
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		return errors.New(message(&root, "line "+m[1]+": "+m[2], target))
+	if m := p.line.FindStringSubmatch(msg); m != nil {
+		return errors.New(p.message(&root, "line "+m[1]+": "+m[2], target))
 	}
 	return errors.New(msg)
 }
 
-func message(root *yaml.Node, e string, target any) string {
-	if m := yamlNotFound.FindStringSubmatch(e); m != nil {
+// message words one message e of the decoder in the file's own terms.
+func (p patterns) message(root *yaml.Node, e string, target any) string {
+	if m := p.notFound.FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		path := keyPathAt(root, line, m[2])
 		parent := "the top level"
@@ -56,7 +67,7 @@ func message(root *yaml.Node, e string, target any) string {
 		}
 		return msg
 	}
-	if m := yamlCannot.FindStringSubmatch(e); m != nil {
+	if m := p.cannot.FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		where := keyPathAt(root, line, "")
 		if where == "" {
