@@ -25,7 +25,7 @@ func TestExamplesRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	root := newRootCmd(&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+	root := newRootCmd(&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}, nil)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		// serve runs until stopped; exec runs a call an agent hook stored.
@@ -68,7 +68,7 @@ func TestExamplesRun(t *testing.T) {
 // TestEveryCommandHasExamples: a newcomer finds an Examples section on
 // every command.
 func TestEveryCommandHasExamples(t *testing.T) {
-	root := newRootCmd(&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+	root := newRootCmd(&app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}, nil)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		// cobra's own help and completion commands document themselves.
