@@ -6,12 +6,12 @@ import (
 	"net/http"
 
 	"github.com/scopegate/scopegate/agents"
+	"github.com/scopegate/scopegate/server/client"
 )
 
-// ProjectDirHeader carries an HTTP hook's project directory: Claude Code
-// fills it from CLAUDE_PROJECT_DIR (HTTP hooks interpolate allowed
-// environment variables into headers). The model cannot steer it.
-const ProjectDirHeader = "X-Scopegate-Project-Dir"
+// ProjectDirHeader carries a hook's project directory; see
+// [client.ProjectDirHeader].
+const ProjectDirHeader = client.ProjectDirHeader
 
 // hook serves POST /v1/hooks/{agent}: the agent's hook JSON in, its answer
 // out, by the same code as `scopegate hook`. Claude Code runs the tool when

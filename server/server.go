@@ -14,6 +14,7 @@ import (
 	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/metrics"
 	"github.com/scopegate/scopegate/profiles"
+	"github.com/scopegate/scopegate/server/client"
 	"github.com/scopegate/scopegate/sessions"
 )
 
@@ -187,13 +188,13 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 	return nil
 }
 
-// SocketName is the name of serve's private socket in the sessions root:
-// `scopegate check`, `call` and `hook` forward to it when it answers.
-const SocketName = ".scopegate.sock"
+// SocketName is the name of serve's private socket in the sessions root;
+// see [client.SocketName].
+const SocketName = client.SocketName
 
-// ViaHeader lets a client on the trusted socket say which entry point a
-// forwarded decision came through ("cli" or "hook"), for the metrics.
-const ViaHeader = "X-Scopegate-Via"
+// ViaHeader says which entry point a request on the trusted socket came
+// through; see [client.ViaHeader].
+const ViaHeader = client.ViaHeader
 
 // trusted reports whether r arrived on the trusted socket.
 func (s *Server) trusted(r *http.Request) bool {

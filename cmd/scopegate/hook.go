@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +16,7 @@ import (
 	"github.com/scopegate/scopegate/agents"
 	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/gateway"
-	"github.com/scopegate/scopegate/server"
+	"github.com/scopegate/scopegate/server/client"
 )
 
 func newHookCmd(a *app) *cobra.Command {
@@ -113,8 +112,7 @@ const hookDeadline = 20 * time.Second
 // decides it in-process when there is none.
 func (a *app) decideHook(ctx context.Context, agent string, input []byte, opts gateway.HookOptions) agents.Answer {
 	var raw []byte
-	h := http.Header{}
-	h.Set(server.ProjectDirHeader, opts.ProjectDir)
+	h := map[string]string{client.ProjectDirHeader: opts.ProjectDir}
 	switch err := a.forward(ctx, "/v1/hooks/"+agent, h, input, &raw); {
 	case err == nil:
 		return agents.Answer{Stdout: raw}

@@ -117,3 +117,33 @@ func TestCallNotRunWhenUnaudited(t *testing.T) {
 		t.Errorf("read_file: exit %d, stdout %q; want 1 and no content", code, stdout)
 	}
 }
+
+// TestForwardedCallInterrupted: a call forwarded to serve and interrupted
+// in the CLI closes its connection; serve takes that as the client gone,
+// kills the child and records the call INTERRUPTED.
+func TestForwardedCallInterrupted(t *testing.T) {
+	w := newWorkspace(t, "sleep")
+	s := startServe(t, w)
+	secs := fmt.Sprintf("%d.%d", 50, os.Getpid()%1000)
+	cmd := w.cmd("call", "--session", w.id, fmt.Sprintf(`{"tool":"shell","args":{"command":"sleep %s"},"cwd":%q}`, secs, w.proj))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := "sleep " + secs
+	waitFor(t, "the child to start", func() bool { return len(pidsOf(t, child)) > 0 })
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGINT) {
+		t.Errorf("exit code %d (%v), want %d", code, err, 128+int(syscall.SIGINT))
+	}
+	waitFor(t, "serve to kill the child", func() bool { return len(pidsOf(t, child)) == 0 })
+	waitFor(t, "the INTERRUPTED entry", func() bool {
+		entries, err := audit.ReadFile(filepath.Join(w.branch, "tools.org"), audit.Filter{Decision: audit.DecisionInterrupted})
+		return err == nil && len(entries) == 1 && strings.Contains(string(entries[0].Args), secs)
+	})
+	if _, text := get(t, s.url+"/metrics"); metricValue(t, text, "scopegate_tool_calls_total", `via="cli"`) != 1 {
+		t.Error("the call was not forwarded to serve")
+	}
+}
