@@ -19,6 +19,10 @@ go vet ./...
 echo "== staticcheck"
 go tool staticcheck ./...
 
+echo "== vet and staticcheck of the per-call build (-tags lean)"
+go vet -tags lean ./cmd/scopegate
+go tool staticcheck -tags lean ./cmd/scopegate
+
 echo "== go test -race"
 go test -race -count=1 -timeout 40m ./...
 

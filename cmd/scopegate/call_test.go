@@ -22,6 +22,8 @@ type workspace struct {
 	t                         *testing.T
 	root, sessions, cfg, proj string
 	id, branch                string
+	// bin is the scopegate binary run; default scopegateBin.
+	bin string
 }
 
 func newWorkspace(t *testing.T, allow ...string) *workspace {
@@ -48,7 +50,11 @@ func newWorkspace(t *testing.T, allow ...string) *workspace {
 }
 
 func (w *workspace) cmd(args ...string) *exec.Cmd {
-	cmd := exec.Command(scopegateBin, args...)
+	bin := scopegateBin
+	if w.bin != "" {
+		bin = w.bin
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "SCOPEGATE_SESSIONS_DIR="+w.sessions, "SCOPEGATE_CONFIG_DIR="+w.cfg,
 		"HOME="+filepath.Join(w.root, "home"))
 	return cmd

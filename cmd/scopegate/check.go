@@ -155,7 +155,7 @@ func (a *app) gatewayWithProgress(obs gateway.Observer, warn func(string), progr
 	home, _ := os.UserHomeDir()
 	confine, _ := confineMode(a.confine)
 	return gateway.New(gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, PresetsDir: a.presetsDir(), RoamDir: a.roamDir,
-		Home: home, Confine: confine, Observer: obs, Warn: warn, Progress: progress})
+		Home: home, Confine: confine, HelperPath: a.callBinary, Observer: obs, Warn: warn, Progress: progress})
 }
 
 // confineMode maps --confine (or SCOPEGATE_CONFINE) to exec's mode.

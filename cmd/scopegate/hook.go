@@ -124,8 +124,9 @@ func (a *app) decideHook(ctx context.Context, agent string, input []byte, opts g
 
 // hookOptions are the gateway's hook options for agent: the project
 // directory the model cannot steer, and the exec command line naming this
-// binary by absolute path with every global option spelled out (Codex runs
-// it under a login shell, which resets PATH and may reset the environment).
+// binary (or the per-call build that handed this run over) by absolute path
+// with every global option spelled out (Codex runs it under a login shell,
+// which resets PATH and may reset the environment).
 func (a *app) hookOptions(agent string, h config.Hooks) (gateway.HookOptions, error) {
 	o := gateway.HookOptions{Profile: h.Profile, OtherTools: h.OtherTools}
 	switch agent {
@@ -141,6 +142,9 @@ func (a *app) hookOptions(agent string, h config.Hooks) (gateway.HookOptions, er
 	exe, err := os.Executable()
 	if err != nil {
 		return o, fmt.Errorf("locate the scopegate binary: %w", err)
+	}
+	if a.callBinary != "" {
+		exe = a.callBinary
 	}
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real

@@ -42,6 +42,12 @@ type app struct {
 	roamDir        string
 	// confine is how shell calls are confined: landlock, best-effort, off.
 	confine string
+	// args are the arguments of this run, for the per-call build to hand
+	// serve and mcp over to the default build.
+	args []string
+	// callBinary is the per-call build that handed this run over, if any
+	// (see callBinaryEnv); "" means this executable.
+	callBinary string
 }
 
 // exitError carries an exit code up to Main.
@@ -68,7 +74,7 @@ func silentExit(code int) error { return &exitError{code: code} }
 
 // Main runs scopegate with args and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, args: args, callBinary: takeCallBinary()}
 	root := newRootCmd(a, args)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -125,7 +131,6 @@ reason on stderr), 1 internal error.`,
   scopegate check --session "$S" '{"tool":"read_file","args":{"path":"README.md"}}'
   scopegate call --session "$S" '{"tool":"shell","args":{"command":"ls"}}'
   scopegate audit --session "$S"`,
-		Version:       readVersion().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -148,12 +153,16 @@ reason on stderr), 1 internal error.`,
 	for _, c := range all {
 		if c.name == name {
 			root.AddCommand(c.build(a))
+			// Neither --version nor the completion command can follow a
+			// command name.
+			root.CompletionOptions.DisableDefaultCmd = true
 			return root
 		}
 	}
 	for _, c := range all {
 		root.AddCommand(c.build(a))
 	}
+	root.Version = readVersion().String()
 	addCompletions(root, a)
 	return root
 }

@@ -1,3 +1,5 @@
+//go:build !lean
+
 package main
 
 import (
@@ -16,65 +18,50 @@ func newMCPCmd(a *app) *cobra.Command {
 	var sel selector
 	var create bool
 	var profile, projectRoot string
-	cmd := &cobra.Command{
-		Use:   "mcp (--session ID [--branch NAME] | --create [--profile P] [--project-root DIR])",
-		Short: "Serve scopegate's tools to an MCP client over stdio, every call through the gateway",
-		Long: `Serve the tools of a session branch (read_file, write_file, edit_file,
-list_dir, glob, grep, shell, roam_*) to an MCP client over stdio. Every call
-is decided against the branch's scope.yml, run confined, recorded in
-tools.org (:MODE: mcp) and counted with via="mcp". The branch's scope.yml and
-tools.org are read-only resources. A denied call is a tool result with
-isError and scopegate's reason; arguments that do not fit a tool are an
-invalid-params error. --create starts a fresh session (its id on stderr).
-
-Claude Code:  claude mcp add scopegate -- scopegate mcp --create --profile coding --project-root "$PWD"
-Codex:        [mcp_servers.scopegate] command = "scopegate", args = ["mcp", "--session", "ID"]`,
-		Example: `  scopegate mcp --session "$S" < /dev/null
-  scopegate mcp --create --profile coding --project-root "$PWD" < /dev/null`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var dir, id string
-			switch {
-			case create && sel.set():
-				return usageErr("give either --create or a session, not both")
-			case create:
-				root := projectRoot
-				if root == "" {
-					root, _ = os.Getwd()
-				}
-				abs, err := filepath.Abs(root)
-				if err != nil {
-					return usageErr("--project-root %q: %v", root, err)
-				}
-				if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-					return usageErr("--project-root %s is not a directory", abs)
-				}
-				c, err := a.store().CreateWithProfile(cmd.Context(), a.profileLoader(),
-					sessions.CreateOptions{Name: "mcp", ProjectRoot: abs}, profile, warner(a.stderr))
-				if err != nil {
-					return sessionErr(err)
-				}
-				fmt.Fprintf(a.stderr, "scopegate: serving MCP for new session %s\n", c.SessionID)
-				dir, id = c.BranchDir, c.SessionID
-			default:
-				d, err := sel.resolve(a)
-				if err != nil {
-					return err
-				}
-				dir, id = d, sel.session
-				if id == "" {
-					id = filepath.Base(filepath.Dir(filepath.Dir(d)))
-				}
+	cmd := mcpCmdDoc()
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		var dir, id string
+		switch {
+		case create && sel.set():
+			return usageErr("give either --create or a session, not both")
+		case create:
+			root := projectRoot
+			if root == "" {
+				root, _ = os.Getwd()
 			}
-			ctx, stop := interruptContext(cmd.Context())
-			defer stop()
-			s := mcp.NewServer(mcp.Options{Gateway: a.gateway(), BranchDir: dir, SessionID: id,
-				Branch: filepath.Base(dir), Version: readVersion().Version})
-			if err := s.Run(ctx, &sdk.StdioTransport{}); err != nil && ctx.Err() == nil {
-				return &exitError{code: exitInternal, err: fmt.Errorf("mcp: %w", err)}
+			abs, err := filepath.Abs(root)
+			if err != nil {
+				return usageErr("--project-root %q: %v", root, err)
 			}
-			return nil
-		},
+			if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+				return usageErr("--project-root %s is not a directory", abs)
+			}
+			c, err := a.store().CreateWithProfile(cmd.Context(), a.profileLoader(),
+				sessions.CreateOptions{Name: "mcp", ProjectRoot: abs}, profile, warner(a.stderr))
+			if err != nil {
+				return sessionErr(err)
+			}
+			fmt.Fprintf(a.stderr, "scopegate: serving MCP for new session %s\n", c.SessionID)
+			dir, id = c.BranchDir, c.SessionID
+		default:
+			d, err := sel.resolve(a)
+			if err != nil {
+				return err
+			}
+			dir, id = d, sel.session
+			if id == "" {
+				id = filepath.Base(filepath.Dir(filepath.Dir(d)))
+			}
+		}
+		ctx, stop := interruptContext(cmd.Context())
+		defer stop()
+		s := mcp.NewServer(mcp.Options{Gateway: a.gateway(), BranchDir: dir, SessionID: id,
+			Branch: filepath.Base(dir), Version: readVersion().Version})
+		if err := s.Run(ctx, &sdk.StdioTransport{}); err != nil && ctx.Err() == nil {
+			return &exitError{code: exitInternal, err: fmt.Errorf("mcp: %w", err)}
+		}
+		return nil
 	}
 	sel.addFlags(cmd)
 	f := cmd.Flags()

@@ -1,3 +1,5 @@
+//go:build !lean
+
 package main
 
 import (
@@ -48,32 +50,21 @@ type serveMain struct {
 
 func newServeCmd(a *app) *cobra.Command {
 	m := &serveMain{a: a}
-	cmd := &cobra.Command{
-		Use:   "serve [flags]",
-		Short: "Serve the HTTP API for every session of the sessions root",
-		Long: `Serve the HTTP API (JSON in and out) for every session of the sessions root:
-/v1/sessions, /v1/sessions/{id}/check, /v1/sessions/{id}/calls,
-/v1/sessions/{id}/scope/expand, /v1/sessions/{id}/audit, /v1/events,
-/metrics (Prometheus) and /healthz. It listens on loopback unless
---token-file is given; one serve runs per sessions root.`,
-		Example: `  scopegate serve
-  scopegate serve --listen 127.0.0.1:7412
-  scopegate serve --unix /tmp/scopegate.sock`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			m.listenSet = cmd.Flags().Changed("listen")
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if err := m.Open(ctx); err != nil {
-				m.Close()
-				return err
-			}
-			defer m.Close()
-			if err := m.Run(ctx); err != nil {
-				return &exitError{code: exitInternal, err: err}
-			}
-			return nil
-		},
+	cmd := serveCmdDoc()
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		m.listenSet = cmd.Flags().Changed("listen")
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := m.Open(ctx); err != nil {
+			m.Close()
+			return err
+		}
+		defer m.Close()
+		if err := m.Run(ctx); err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+		return nil
 	}
 	f := cmd.Flags()
 	f.StringVar(&m.listen, "listen", "", "TCP address (default: serve.listen of config.yml, else "+config.DefaultListen+")")

@@ -113,3 +113,38 @@ func TestOnlyEntryPointsImportGateway(t *testing.T) {
 		}
 	}
 }
+
+// perCallExcluded are the packages the per-call build (cmd/scopegate with
+// -tags lean) must not link: every process pays the package initialisation
+// of what its binary links, and these serve only serve and mcp.
+var perCallExcluded = []string{
+	"net/http",
+	"crypto/tls",
+	"github.com/prometheus/",
+	"google.golang.org/protobuf/",
+	"github.com/modelcontextprotocol/go-sdk/",
+	"github.com/google/jsonschema-go/",
+	module + "/server",
+	module + "/metrics",
+	module + "/mcp",
+}
+
+func TestPerCallBuildLeavesOutServe(t *testing.T) {
+	cmd := exec.Command("go", "list", "-tags", "lean", "-deps", "./cmd/scopegate")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list found only %d packages", len(deps))
+	}
+	for _, d := range deps {
+		for _, x := range perCallExcluded {
+			if d == x || strings.HasSuffix(x, "/") && strings.HasPrefix(d, x) {
+				t.Errorf("the per-call build links %s", d)
+			}
+		}
+	}
+}
