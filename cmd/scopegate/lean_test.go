@@ -116,3 +116,19 @@ func TestLeanWithoutFull(t *testing.T) {
 		}
 	}
 }
+
+// TestLeanDeadCode: nothing in the per-call build makes reflect's method
+// lookup reachable (text/template does), which would keep every exported
+// method of every linked type in the binary and slow every start.
+func TestLeanDeadCode(t *testing.T) {
+	lean := buildLean(t, false)
+	out, err := exec.Command("go", "tool", "nm", lean).Output()
+	if err != nil {
+		t.Fatalf("go tool nm: %v", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasSuffix(line, "reflect.Value.MethodByName") || strings.HasSuffix(line, "reflect.Value.Method") {
+			t.Errorf("the per-call build links %s", strings.TrimSpace(line))
+		}
+	}
+}
