@@ -8,11 +8,17 @@ import (
 	"testing"
 )
 
-// BenchmarkCLICall measures a whole `scopegate call` process (start, load
-// the branch, decide, run, audit with fsync) beside running the same work
-// directly, in the same run. Report ratios, e.g. call_shell_true/landlock
-// over direct/sh_c_true.
+// BenchmarkCLICall measures a whole `scopegate call` process of the
+// per-call build (start, load the branch, decide, run, audit with fsync)
+// beside running the same work directly, in the same run. Report ratios,
+// e.g. call_shell_true/landlock over direct/sh_c_true.
 func BenchmarkCLICall(b *testing.B) {
+	bin := buildLean(b, false)
+	cmdWith := func(env []string, args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		return cmd
+	}
 	root := b.TempDir()
 	proj := filepath.Join(root, "proj")
 	if err := os.MkdirAll(proj, 0o755); err != nil {
@@ -68,10 +74,4 @@ func BenchmarkCLICall(b *testing.B) {
 			})
 		})
 	}
-}
-
-func cmdWith(env []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(scopegateBin, args...)
-	cmd.Env = env
-	return cmd
 }

@@ -9,14 +9,17 @@ import (
 	"testing"
 )
 
-// buildLean builds the per-call build (-tags lean) into a fresh directory,
-// with this test's default build next to it as scopegate-full when withFull,
-// and returns its path.
-func buildLean(t *testing.T, withFull bool) string {
+// buildLean builds the per-call build as released (CGO_ENABLED=0
+// -trimpath -ldflags='-s -w' -tags lean) into a fresh directory, with this
+// test's default build next to it as scopegate-full when withFull, and
+// returns its path.
+func buildLean(t testing.TB, withFull bool) string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "scopegate")
-	if out, err := exec.Command("go", "build", "-tags", "lean", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-tags", "lean", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the per-call build: %v\n%s", err, out)
 	}
 	if withFull {
@@ -121,7 +124,10 @@ func TestLeanWithoutFull(t *testing.T) {
 // lookup reachable (text/template does), which would keep every exported
 // method of every linked type in the binary and slow every start.
 func TestLeanDeadCode(t *testing.T) {
-	lean := buildLean(t, false)
+	lean := filepath.Join(t.TempDir(), "scopegate") // with its symbol table
+	if out, err := exec.Command("go", "build", "-tags", "lean", "-o", lean, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build the per-call build: %v\n%s", err, out)
+	}
 	out, err := exec.Command("go", "tool", "nm", lean).Output()
 	if err != nil {
 		t.Fatalf("go tool nm: %v", err)
