@@ -10,18 +10,22 @@ rounds=${1:-31}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "== build (the documented release build: -trimpath -ldflags='-s -w')"
-go build -trimpath -ldflags='-s -w' -o "$work/scopegate" ./cmd/scopegate
+echo "== build (the documented release build: CGO_ENABLED=0 -trimpath -ldflags='-s -w';"
+echo "   scopegate is the per-call build, -tags lean; scopegate-full beside it has every command)"
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -tags lean -o "$work/scopegate" ./cmd/scopegate
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$work/scopegate-full" ./cmd/scopegate
 go build -o "$work/loadgen" ./cmd/loadgen
 mkdir -p "$work/hello"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' >"$work/hello/main.go"
 printf 'module hello\n\ngo 1.26\n' >"$work/hello/go.mod"
 (cd "$work/hello" && go build -trimpath -ldflags='-s -w' -o "$work/hello-bin" .)
-ls -l "$work/scopegate" "$work/hello-bin" | awk '{printf "%s: %.1f MB\n", $NF, $5/1e6}'
+ls -l "$work/scopegate" "$work/scopegate-full" "$work/hello-bin" | awk '{printf "%s: %.1f MB\n", $NF, $5/1e6}'
 
 echo
 echo "== CLI processes ($rounds rounds per pair)"
 "$work/loadgen" -mode cli -scopegate "$work/scopegate" -hello "$work/hello-bin" -rounds "$rounds"
+echo "-- the same with scopegate-full, the one binary with every command"
+"$work/loadgen" -mode cli -scopegate "$work/scopegate-full" -hello "$work/hello-bin" -rounds "$rounds" | tail -n +3
 
 echo
 echo "== decisions (go test ./policy -bench BenchmarkDecide)"
