@@ -3,6 +3,8 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -96,8 +98,14 @@ func checkDrawer(t *testing.T, text []byte) {
 
 // FuzzReadPrompts: any system-prompts.org, scopegate's or gptel's, reads
 // without a panic, as at most one change or one warning per headline.
+// Seeded with gptel's file of testdata/gptel and an entry of each writer.
 func FuzzReadPrompts(f *testing.F) {
-	f.Add("* System Prompt Change: Tue Nov 24 10:11:12 2026\n  :PROPERTIES:\n  :TIMESTAMP: Tue Nov 24 10:11:12 2026\n  :END:\n\n** New Prompt\n#+begin_example\nx\n#+end_example\n")
+	if data, err := os.ReadFile(filepath.Join("testdata", "gptel", "system-prompts.org")); err == nil {
+		f.Add(string(data))
+	} else {
+		f.Fatal(err)
+	}
+	f.Add(gptelEntry(time.Date(2026, 11, 24, 10, 11, 12, 0, time.Local), "", true, "* item\n,x"))
 	f.Add("* System Prompt Change\n:PROPERTIES:\n:TIME: 2026-11-24T10:11:12.000Z\n:END:\n** Previous\n#+begin_example\na\n#+end_example\n** New\n#+begin_example\nb\n#+end_example\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		warned := 0
@@ -110,4 +118,64 @@ func FuzzReadPrompts(f *testing.F) {
 			t.Fatalf("%d changes and %d warnings from %d headlines", len(got), warned, heads)
 		}
 	})
+}
+
+// FuzzGptelPrompts writes arbitrary prompts as gptel writes its entries,
+// followed by an entry of scopegate's, and reads them back: every prompt
+// comes back as written (with a final newline), unless it holds what ends
+// gptel's unescaped block or starts the next entry.
+func FuzzGptelPrompts(f *testing.F) {
+	f.Add("", "You are careful.", true)
+	f.Add("# Rules\n\n* one\n** two\n,* three\n", ":END:\n#+end_src\n", false)
+	f.Add("a\r\nb", "\n\n", true)
+	f.Fuzz(func(t *testing.T, prev, next string, first bool) {
+		for _, p := range []string{prev, next} {
+			for line := range strings.Lines(p) {
+				line = strings.TrimSuffix(line, "\n")
+				if line == "#+end_example" || startsPromptEntry(line) {
+					t.Skip("a prompt gptel cannot write back")
+				}
+			}
+		}
+		stamp := time.Date(2026, 11, 24, 10, 11, 12, 0, time.Local)
+		text := gptelEntry(stamp, prev, !first, next) +
+			"* System Prompt Change\n:PROPERTIES:\n:TIME: 2026-11-22T10:30:05.123Z\n:END:\n** Previous\n#+begin_example\n#+end_example\n** New\n#+begin_example\nlast\n#+end_example\n"
+		got, err := parsePrompts(strings.NewReader(text), func(err error) { t.Errorf("warning: %v", err) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 {
+			t.Fatalf("read %d changes from\n%s", len(got), text)
+		}
+		wantPrev := ""
+		if !first {
+			wantPrev = withNewline(prev)
+		}
+		if !got[0].Time.Equal(stamp) || got[0].Previous != wantPrev || got[0].New != withNewline(next) {
+			t.Fatalf("got %+v\nwant previous %q, new %q", got[0], wantPrev, withNewline(next))
+		}
+		if got[1].New != "last\n" {
+			t.Fatalf("scopegate's entry after gptel's: %+v", got[1])
+		}
+	})
+}
+
+// gptelEntry is an entry as gptel writes it (observed, not its code): the
+// time in the headline and an indented drawer, "Previous Prompt" only when
+// there was one, each prompt as it is and a newline before #+end_example.
+func gptelEntry(t time.Time, prev string, hasPrev bool, next string) string {
+	stamp := t.Format(gptelTimestamp)
+	s := "* System Prompt Change: " + stamp + "\n  :PROPERTIES:\n  :TIMESTAMP: " + stamp + "\n  :END:\n\n"
+	if hasPrev {
+		s += "** Previous Prompt\n#+begin_example\n" + prev + "\n#+end_example\n\n"
+	}
+	return s + "** New Prompt\n#+begin_example\n" + next + "\n#+end_example\n\n"
+}
+
+// withNewline is a prompt as ReadPrompts gives it back.
+func withNewline(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s
 }

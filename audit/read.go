@@ -36,7 +36,7 @@ func ReadFile(path string, f Filter) ([]Entry, error) {
 // Parse reads tools.org text from r; see [ReadFile].
 func Parse(r io.Reader, f Filter) ([]Entry, error) {
 	var out []Entry
-	err := scanEntries(r, func(o *orgEntry) {
+	err := scanEntries(r, dialect{}, func(o *orgEntry) {
 		e, err := o.toolEntry()
 		if err != nil {
 			if f.Warn != nil {
@@ -60,9 +60,23 @@ type orgEntry struct {
 	err      error             // why the entry is malformed
 }
 
-// scanEntries splits r at level-1 headlines and parses each entry. Text
-// before the first headline is ignored.
-func scanEntries(r io.Reader, fn func(*orgEntry), warn func(error)) error {
+// dialect is how far the entries of a file may depart from the form this
+// package writes. The zero dialect is tools.org's, and strict.
+type dialect struct {
+	// verbatim reports whether the entry under a headline comes from a
+	// writer that does not escape (gptel's own system-prompts.org
+	// entries): its property drawer may be indented, as Org allows, and its
+	// block lines are kept as written, a leading comma included.
+	verbatim func(headline string) bool
+	// starts reports whether a "* " line inside a verbatim block is a new
+	// entry's headline; any other such line is text of the block (an
+	// unescaped Markdown list item).
+	starts func(line string) bool
+}
+
+// scanEntries splits r at level-1 headlines and parses each entry as d
+// allows. Text before the first headline is ignored.
+func scanEntries(r io.Reader, d dialect, fn func(*orgEntry), warn func(error)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var cur *orgEntry
 	var p entryParser
@@ -86,12 +100,13 @@ func scanEntries(r io.Reader, fn func(*orgEntry), warn func(error)) error {
 			}
 			break
 		}
-		if strings.HasPrefix(line, "* ") {
+		inText := cur != nil && p.verbatim && p.state == 3 && (d.starts == nil || !d.starts(line))
+		if strings.HasPrefix(line, "* ") && !inText {
 			if cur != nil {
 				fn(p.finish())
 			}
 			cur = &orgEntry{line: lineNo, headline: line[2:], props: map[string]string{}, sections: map[string]string{}}
-			p = entryParser{e: cur}
+			p = entryParser{e: cur, verbatim: d.verbatim != nil && d.verbatim(cur.headline)}
 		} else if cur != nil {
 			p.line(line)
 		}
@@ -110,11 +125,12 @@ func scanEntries(r io.Reader, fn func(*orgEntry), warn func(error)) error {
 
 // entryParser is the state of parsing one entry line by line.
 type entryParser struct {
-	e       *orgEntry
-	state   int // 0 want :PROPERTIES:, 1 in drawer, 2 body, 3 in block
-	section string
-	endTag  string
-	body    strings.Builder
+	e        *orgEntry
+	verbatim bool // see dialect.verbatim
+	state    int  // 0 want :PROPERTIES:, 1 in drawer, 2 body, 3 in block
+	section  string
+	endTag   string
+	body     strings.Builder
 }
 
 func (p *entryParser) fail(format string, args ...any) {
@@ -126,16 +142,19 @@ func (p *entryParser) fail(format string, args ...any) {
 func (p *entryParser) line(line string) {
 	switch p.state {
 	case 0:
-		// Org allows a drawer to be indented, as gptel's own
-		// system-prompts.org entries are.
-		if strings.TrimLeft(line, " \t") != ":PROPERTIES:" {
+		if p.verbatim {
+			line = strings.TrimLeft(line, " \t")
+		}
+		if line != ":PROPERTIES:" {
 			p.fail("no property drawer after the headline")
 			p.state = 2
 			return
 		}
 		p.state = 1
 	case 1:
-		line = strings.TrimLeft(line, " \t")
+		if p.verbatim {
+			line = strings.TrimLeft(line, " \t")
+		}
 		if line == ":END:" {
 			p.state = 2
 			return
@@ -162,7 +181,10 @@ func (p *entryParser) line(line string) {
 			p.state = 2
 			return
 		}
-		p.body.WriteString(unescapeBlockLine(line))
+		if !p.verbatim {
+			line = unescapeBlockLine(line)
+		}
+		p.body.WriteString(line)
 		p.body.WriteByte('\n')
 	}
 }
