@@ -1,6 +1,7 @@
 // Package yamlmsg words the errors of strict YAML decoding in the file's own
 // terms: the line, the key path, the expected and the found type, never a
-// Go type name.
+// Go type name. It also finds the list entries other YAML readers read
+// differently ([AmbiguousEntries]), for a warning in the same terms.
 package yamlmsg
 
 import (
