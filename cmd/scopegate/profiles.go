@@ -5,6 +5,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/scopegate/scopegate/profiles"
 )
 
 func newProfilesCmd(a *app) *cobra.Command {
@@ -53,10 +55,14 @@ func newProfilesShowCmd(a *app) *cobra.Command {
 		Short:   "Print a scope profile as written",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, _, err := a.profileLoader().Raw(args[0])
+			data, source, err := a.profileLoader().Raw(args[0])
 			if err != nil {
 				return sessionErr(err)
 			}
+			if source == profiles.SourceBuiltin {
+				source = "built-in profile " + args[0]
+			}
+			warnAmbiguous(a, source, data)
 			_, err = a.stdout.Write(data)
 			return err
 		},

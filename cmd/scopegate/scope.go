@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scopegate/scopegate/internal/yamlmsg"
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -48,6 +49,7 @@ func newScopeShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return usageErr("%s: %v: every call on this branch is denied (scope_invalid)", path, err)
 			}
+			warnAmbiguous(a, path, data)
 			return printScope(a, doc, data, asJSON)
 		},
 	}
@@ -83,6 +85,7 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 			if err != nil {
 				return sessionErr(err)
 			}
+			warnAmbiguous(a, filepath.Join(dir, sessions.ScopeFile), res.Data)
 			return printScope(a, res.Scope, res.Data, asJSON)
 		},
 	}
@@ -100,6 +103,17 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 	return cmd
 }
 
+// warnAmbiguous warns, one line each, of the list entries of a scope file
+// that are unquoted words gptel's YAML reader (or another) reads as a
+// boolean, a number or null where scopegate reads a string. Only commands
+// that show a scope warn; decisions read the file as they always do.
+func warnAmbiguous(a *app, file string, data []byte) {
+	for _, e := range yamlmsg.AmbiguousEntries(data) {
+		fmt.Fprintln(a.stderr, "scopegate: warning: "+file+": "+e.String())
+	}
+}
+
+// printScope prints a scope as its YAML text or as JSON.
 func printScope(a *app, doc policy.Document, data []byte, asJSON bool) error {
 	if asJSON {
 		return writeJSON(a.stdout, doc)
