@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scopegate/scopegate/internal/yamlmsg"
 	"github.com/scopegate/scopegate/policy"
 )
 
@@ -47,6 +48,12 @@ func TestBuiltinsParseAndCompile(t *testing.T) {
 			}
 			if len(doc.Paths.Deny) == 0 {
 				t.Errorf("%s has no deny list", name)
+			}
+			// Every reader, gptel's yaml.el included, reads the entries as
+			// the strings scopegate reads.
+			data, _, _ := l.Raw(name)
+			for _, a := range yamlmsg.AmbiguousEntries(data) {
+				t.Errorf("%s: %s", name, a)
 			}
 		})
 	}
