@@ -13,10 +13,12 @@ import (
 // worktrees in the session file of a branch, as a comment line the
 // original appends once:
 //
-//	<!-- gptel-activity-worktrees: ("/home/u/act/worktrees/a" "/home/u/act/worktrees/b") -->
+//	<!-- gptel-activity-worktrees: ("/home/u/act/worktrees/a/**" "/home/u/act/worktrees/b/**") -->
 //
 // The list is printed by Emacs Lisp's %S: strings in double quotes, with
-// backslash escaping a quote or a backslash.
+// backslash escaping a quote or a backslash. gptel writes each worktree as
+// the glob of its tree (the directory with "/**"); a plain directory is
+// read as well.
 
 // activityComment starts the worktree comment.
 const activityComment = "<!-- gptel-activity-worktrees:"
@@ -79,11 +81,14 @@ func parseWorktreeComment(data []byte) (paths []string, ok bool) {
 		if j >= len(s) {
 			return nil, false
 		}
-		p := b.String()
+		p := filepath.Clean(b.String())
+		for strings.HasSuffix(p, "/**") {
+			p = filepath.Clean(strings.TrimSuffix(p, "**"))
+		}
 		if !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
 			return nil, false
 		}
-		paths = append(paths, filepath.Clean(p))
+		paths = append(paths, p)
 		s = s[j+1:]
 	}
 }

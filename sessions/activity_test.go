@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -12,6 +13,8 @@ func TestParseWorktreeComment(t *testing.T) {
 		"text\n<!-- gptel-activity-worktrees: (\"/a/w1\" \"/a/w 2\") -->\n": {"/a/w1", "/a/w 2"},
 		"<!-- gptel-activity-worktrees: (\"/a/q\\\"x\" \"/b/\\\\y\") -->":   {"/a/q\"x", "/b/\\y"},
 		"<!-- gptel-activity-worktrees: nil -->":                            nil,
+		// as gptel writes them: the tree's glob, a projectile root's slash
+		"<!-- gptel-activity-worktrees: (\"/a/w1/**\" \"/a/w2//**\" \"/**\") -->": {"/a/w1", "/a/w2", "/"},
 	} {
 		got, ok := parseWorktreeComment([]byte(in))
 		if !ok || !slices.Equal(got, want) {
@@ -29,10 +32,11 @@ func TestParseWorktreeComment(t *testing.T) {
 func FuzzParseWorktreeComment(f *testing.F) {
 	f.Add([]byte("<!-- gptel-activity-worktrees: (\"/a/w1\" \"/a/w 2\") -->"))
 	f.Add([]byte("<!-- gptel-activity-worktrees: (\"/a\\\\\\\"\") -->"))
+	f.Add([]byte("<!-- gptel-activity-worktrees: (\"/a/w1/**\" \"/a//**\") -->"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		paths, ok := parseWorktreeComment(data)
 		for _, p := range paths {
-			if !ok || !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			if !ok || !filepath.IsAbs(p) || filepath.Clean(p) != p || strings.HasSuffix(p, "/**") {
 				t.Fatalf("%q: path %q", data, p)
 			}
 		}
