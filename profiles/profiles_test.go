@@ -49,8 +49,8 @@ func TestBuiltinsParseAndCompile(t *testing.T) {
 			if len(doc.Paths.Deny) == 0 {
 				t.Errorf("%s has no deny list", name)
 			}
-			// Every reader, gptel's yaml.el included, reads the entries as
-			// the strings scopegate reads.
+			// No entry is a plain word that YAML readers take for a
+			// boolean, a number or null (what scope show warns of).
 			data, _, _ := l.Raw(name)
 			for _, a := range yamlmsg.AmbiguousEntries(data) {
 				t.Errorf("%s: %s", name, a)

@@ -11,6 +11,10 @@ import (
 // scopegate reads as a string (a null as no entry) and another YAML reader
 // reads as a boolean, a number or null: gptel's own reader, Emacs's yaml.el,
 // a YAML 1.1 reader, or a YAML 1.2 one reading into untyped values.
+//
+// Quoting makes the entry a string to every YAML reader but yaml.el, which
+// resolves quoted scalars as it resolves plain ones (yaml.el 0.5 to 1.2):
+// to gptel, "true" is t and "1" is 1 however they are written.
 type Ambiguous struct {
 	// Line is the entry's line in the file, from 1.
 	Line int
@@ -21,8 +25,8 @@ type Ambiguous struct {
 	// Kind is what the other reader makes of it: "a boolean", "a number"
 	// or "null".
 	Kind string
-	// Gptel reports whether yaml.el, gptel's reader, reads it so; when
-	// false only other readers do (yaml.el reads the string).
+	// Gptel reports whether yaml.el, gptel's reader, reads it so, quoted
+	// or not; when false only other readers do (yaml.el reads the string).
 	Gptel bool
 }
 
@@ -31,23 +35,23 @@ func (a Ambiguous) String() string {
 	quoted := `"` + a.Value + `"`
 	switch {
 	case a.Value == "":
-		return fmt.Sprintf("line %d: %s has an empty entry: YAML reads it as null (scopegate as no entry, gptel as :null); remove it",
+		return fmt.Sprintf("line %d: %s has an empty entry: YAML reads it as null (scopegate as no entry, gptel's yaml.el as :null); remove it",
 			a.Line, a.Path)
 	case a.Kind == "null":
-		return fmt.Sprintf("line %d: %s entry %s is unquoted: YAML reads it as null (scopegate as no entry, gptel as :null); quote it if you mean the string: - %s",
+		return fmt.Sprintf("line %d: %s entry %s is unquoted: YAML reads it as null, scopegate as no entry; quote it if you mean the string: - %s (gptel's yaml.el reads :null even then)",
 			a.Line, a.Path, a.Value, quoted)
 	case a.Gptel:
-		return fmt.Sprintf("line %d: %s entry %s is unquoted: gptel's YAML reader (yaml.el) reads it as %s, scopegate as the string %s; quote it: - %s",
-			a.Line, a.Path, a.Value, a.Kind, quoted, quoted)
+		return fmt.Sprintf("line %d: %s entry %s is unquoted: YAML reads it as %s, scopegate as the string %s; quote it: - %s (gptel's yaml.el reads %s even then, and gptel does not match it)",
+			a.Line, a.Path, a.Value, a.Kind, quoted, quoted, a.Kind)
 	default:
-		return fmt.Sprintf("line %d: %s entry %s is unquoted: other YAML readers read it as %s (scopegate and gptel's yaml.el as the string %s); quote it: - %s",
+		return fmt.Sprintf("line %d: %s entry %s is unquoted: other YAML readers (YAML 1.1) read it as %s, scopegate and gptel's yaml.el as the string %s; quote it: - %s",
 			a.Line, a.Path, a.Value, a.Kind, quoted, quoted)
 	}
 }
 
 // scalarKinds are the plain scalars other readers do not read as strings:
-// yaml.el's (the YAML 1.2 core schema plus 0o and 0x, as yaml.el 0.5
-// resolves them) and YAML 1.1's (the boolean words and number forms of the
+// yaml.el's (the YAML 1.2 core schema plus 0o and 0x, as yaml.el 0.5 to
+// 1.2 resolve them) and YAML 1.1's (the boolean words and number forms of the
 // YAML 1.1 type repository).
 type scalarKinds struct {
 	elNull, elBool, elNumber *regexp.Regexp

@@ -10,7 +10,7 @@ import (
 
 // ambiguousWords are plain list entries with what other readers make of
 // them ("" for a string everywhere) and whether gptel's yaml.el is one of
-// those readers. The Emacs test of cmd/scopegate checks the yaml.el column
+// those readers. cmd/scopegate's Emacs test checks the same classification
 // against the real yaml.el.
 var ambiguousWords = []struct {
 	word  string
@@ -78,12 +78,12 @@ org_roam_patterns:
 		got = append(got, a.String())
 	}
 	want := []string{
-		`line 3: paths.read entry 1 is unquoted: gptel's YAML reader (yaml.el) reads it as a number, scopegate as the string "1"; quote it: - "1"`,
-		`line 6: paths.write entry true is unquoted: gptel's YAML reader (yaml.el) reads it as a boolean, scopegate as the string "true"; quote it: - "true"`,
-		`line 10: shell_commands.allow entry on is unquoted: other YAML readers read it as a boolean (scopegate and gptel's yaml.el as the string "on"); quote it: - "on"`,
-		`line 12: shell_commands.deny has an empty entry: YAML reads it as null (scopegate as no entry, gptel as :null); remove it`,
-		`line 13: shell_commands.deny entry null is unquoted: YAML reads it as null (scopegate as no entry, gptel as :null); quote it if you mean the string: - "null"`,
-		`line 15: org_roam_patterns.tags entry 2026 is unquoted: gptel's YAML reader (yaml.el) reads it as a number, scopegate as the string "2026"; quote it: - "2026"`,
+		`line 3: paths.read entry 1 is unquoted: YAML reads it as a number, scopegate as the string "1"; quote it: - "1" (gptel's yaml.el reads a number even then, and gptel does not match it)`,
+		`line 6: paths.write entry true is unquoted: YAML reads it as a boolean, scopegate as the string "true"; quote it: - "true" (gptel's yaml.el reads a boolean even then, and gptel does not match it)`,
+		`line 10: shell_commands.allow entry on is unquoted: other YAML readers (YAML 1.1) read it as a boolean, scopegate and gptel's yaml.el as the string "on"; quote it: - "on"`,
+		`line 12: shell_commands.deny has an empty entry: YAML reads it as null (scopegate as no entry, gptel's yaml.el as :null); remove it`,
+		`line 13: shell_commands.deny entry null is unquoted: YAML reads it as null, scopegate as no entry; quote it if you mean the string: - "null" (gptel's yaml.el reads :null even then)`,
+		`line 15: org_roam_patterns.tags entry 2026 is unquoted: YAML reads it as a number, scopegate as the string "2026"; quote it: - "2026" (gptel's yaml.el reads a number even then, and gptel does not match it)`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
