@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite runs for real: Emacs (Org mode parses tools.org),
-# org-roam (reads the nodes the roam tools write), Prometheus (scrapes
+# org-roam (reads the nodes the roam tools write), yaml.el (gptel's YAML
+# reader, reads the session files scopegate writes), Prometheus (scrapes
 # /metrics), and the real agent and MCP clients of the end-to-end tests
 # (e2e/package.json: Claude Code, Codex, the MCP inspector CLI and SDK).
 # Idempotent: does nothing when everything is already there.
@@ -28,6 +29,7 @@ install_npm_clients
 need=()
 command -v emacs >/dev/null 2>&1 || need+=(emacs-nox)
 [ -d /usr/share/emacs/site-lisp/elpa-src ] && ls /usr/share/emacs/site-lisp/elpa-src | grep -q '^org-roam-' || need+=(elpa-org-roam elpa-emacsql-sqlite3)
+[ -d /usr/share/emacs/site-lisp/elpa-src ] && ls /usr/share/emacs/site-lisp/elpa-src | grep -q '^yaml-' || need+=(elpa-yaml)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v rg >/dev/null 2>&1 || need+=(ripgrep)
