@@ -53,8 +53,8 @@ func (c *checker) arithVars(x syntax.ArithmExpr, st *shellState) {
 	}
 	syntax.Walk(x, visit)
 	for _, name := range assigned {
-		st.numeric[name] = true
-		st.vars[name] = nil
+		st.setNumeric(name)
+		st.setVar(name, nil)
 	}
 }
 
@@ -121,7 +121,7 @@ func (c *checker) paramOps(pe *syntax.ParamExp, st *shellState) {
 		}
 		c.addAll(c.s.envAssign(name, val, st.cwd, c.env))
 		if _, known := c.varValue(name, st); !known {
-			st.vars[name] = nil
+			st.setVar(name, nil)
 		}
 	}
 	if pe.Index != nil {

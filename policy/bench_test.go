@@ -97,21 +97,27 @@ func writeFileB(b *testing.B, path, content string) {
 }
 
 // memFS is an in-memory policy.FS: directories and regular files below a
-// root, for measuring decisions without the kernel's cost of lstat.
+// root, for measuring decisions without the kernel's cost of lstat. Like
+// an in-memory filesystem, it keeps each file's information and hands it
+// out.
 type memFS struct {
-	nodes map[string]bool // path -> is a directory
+	nodes map[string]*memInfo
 }
 
 func newMemFS(root string, files ...string) *memFS {
-	m := &memFS{nodes: map[string]bool{"/": true}}
+	m := &memFS{nodes: map[string]*memInfo{}}
+	add := func(p string, dir bool) {
+		m.nodes[p] = &memInfo{name: filepath.Base(p), dir: dir, st: syscall.Stat_t{Nlink: 1}}
+	}
+	add("/", true)
 	for d := root; d != "/"; d = filepath.Dir(d) {
-		m.nodes[d] = true
+		add(d, true)
 	}
 	for _, f := range files {
 		p := filepath.Join(root, f)
-		m.nodes[p] = false
+		add(p, false)
 		for d := filepath.Dir(p); d != root; d = filepath.Dir(d) {
-			m.nodes[d] = true
+			add(d, true)
 		}
 	}
 	return m
@@ -120,14 +126,15 @@ func newMemFS(root string, files ...string) *memFS {
 type memInfo struct {
 	name string
 	dir  bool
+	st   syscall.Stat_t
 }
 
-func (i memInfo) Name() string       { return i.name }
-func (i memInfo) Size() int64        { return 0 }
-func (i memInfo) ModTime() time.Time { return time.Time{} }
-func (i memInfo) IsDir() bool        { return i.dir }
-func (i memInfo) Sys() any           { return &syscall.Stat_t{Nlink: 1} }
-func (i memInfo) Mode() fs.FileMode {
+func (i *memInfo) Name() string       { return i.name }
+func (i *memInfo) Size() int64        { return 0 }
+func (i *memInfo) ModTime() time.Time { return time.Time{} }
+func (i *memInfo) IsDir() bool        { return i.dir }
+func (i *memInfo) Sys() any           { return &i.st }
+func (i *memInfo) Mode() fs.FileMode {
 	if i.dir {
 		return fs.ModeDir | 0o755
 	}
@@ -135,11 +142,11 @@ func (i memInfo) Mode() fs.FileMode {
 }
 
 func (m *memFS) Lstat(name string) (fs.FileInfo, error) {
-	dir, ok := m.nodes[name]
+	info, ok := m.nodes[name]
 	if !ok {
 		return nil, &fs.PathError{Op: "lstat", Path: name, Err: fs.ErrNotExist}
 	}
-	return memInfo{name: filepath.Base(name), dir: dir}, nil
+	return info, nil
 }
 func (m *memFS) Stat(name string) (fs.FileInfo, error) { return m.Lstat(name) }
 func (m *memFS) Readlink(name string) (string, error) {
@@ -147,15 +154,15 @@ func (m *memFS) Readlink(name string) (string, error) {
 }
 func (m *memFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	var out []fs.DirEntry
-	for p, dir := range m.nodes {
+	for p, info := range m.nodes {
 		if filepath.Dir(p) == name && p != name {
-			out = append(out, fs.FileInfoToDirEntry(memInfo{name: filepath.Base(p), dir: dir}))
+			out = append(out, fs.FileInfoToDirEntry(info))
 		}
 	}
 	return out, nil
 }
 func (m *memFS) ReadFile(name string) ([]byte, error) {
-	if dir, ok := m.nodes[name]; ok && !dir {
+	if info, ok := m.nodes[name]; ok && !info.dir {
 		return nil, nil
 	}
 	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}

@@ -76,7 +76,7 @@ func (c *checker) unset(args []arg, st *shellState) {
 		default:
 			delete(st.funcs, a.s) // unset NAME removes a function when no variable has the name
 			if !fn {
-				st.vars[a.s] = ptr("") // an unset variable expands to nothing
+				st.setVar(a.s, ptr("")) // an unset variable expands to nothing
 				delete(st.unbounded, a.s)
 			}
 		}
@@ -153,7 +153,7 @@ func (c *checker) assigningBuiltin(name string, args []arg, st *shellState) {
 			continue
 		}
 		c.addAll(c.s.envAssign(n.s, nil, st.cwd, c.env))
-		st.vars[n.s] = nil
+		st.setVar(n.s, nil)
 		// A line read from a pipe is a checked command's output; read
 		// from anywhere else, or made by printf or getopts, it is data.
 		st.setUnbounded(n.s, !(st.pipedIn && (name == "read" || name == "mapfile" || name == "readarray")))
@@ -258,7 +258,7 @@ func (c *checker) cd(args []arg, st *shellState) {
 		return
 	}
 	c.addAll(c.s.checkAbs(abs, AccessRead, c.env, pathSource{what: "cd " + target.s}))
-	st.vars["OLDPWD"] = ptr(st.cwd)
+	st.setVar("OLDPWD", ptr(st.cwd))
 	if physical {
 		real, err := canonicalize(abs, c.env.fs())
 		if err != nil {

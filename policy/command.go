@@ -419,6 +419,13 @@ func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st 
 		c.wrapped(p, leaf, cwd, st)
 	}
 	inner := func() *shellState {
+		// The program's checks share the variables and functions.
+		if st.vars == nil {
+			st.vars = map[string]*string{}
+		}
+		if st.funcs == nil {
+			st.funcs = map[string]bool{}
+		}
 		return &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown, funcs: st.funcs, cond: st.cond}
 	}
 	if p.sp != nil && p.sp.extra != nil {
@@ -547,6 +554,7 @@ func isAssignment(s string) bool {
 
 // checkArgv checks one fully expanded simple command at run time.
 func (s *Scope) checkArgv(argv []string, cwd string, env Env) []Violation {
+	env.FS = withMemo(env.fs())
 	c := &checker{s: s, env: env, seen: map[string]bool{}}
 	c.simple(knownArgs(argv), newState(cwd), true)
 	return c.vs

@@ -137,8 +137,8 @@ func (s *Scope) relativeNoSymlinks(p string, access Access, call Call, env Env) 
 	if err != nil {
 		return nil, false
 	}
-	clean, info, ok := r.resolveNoSymlinks(abs)
-	if !ok {
+	clean, info, err := r.resolveNoSymlinks(abs)
+	if err != nil {
 		return nil, false
 	}
 	dir := filepath.Clean(cwd)

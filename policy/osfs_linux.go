@@ -12,22 +12,23 @@ import (
 // resolveNoSymlinks asks the kernel, in one openat2 call, whether path
 // exists with no symbolic link on the way. When it does, its cleaned
 // spelling is already canonical. Any failure (a link, a missing component,
-// an old kernel) answers false and the caller walks the path itself.
-func (OSFS) resolveNoSymlinks(path string) (string, fs.FileInfo, bool) {
+// an old kernel) is returned, and the caller walks the path itself; the
+// error is ENOENT only when a component is missing, never for a link.
+func (OSFS) resolveNoSymlinks(path string) (string, fs.FileInfo, error) {
 	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if err != nil {
-		return "", nil, false
+		return "", nil, err
 	}
 	defer unix.Close(fd)
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
-		return "", nil, false
+		return "", nil, err
 	}
 	clean := filepath.Clean(path)
-	return clean, statInfo{name: filepath.Base(clean), st: st}, true
+	return clean, statInfo{name: filepath.Base(clean), st: st}, nil
 }
 
 // statInfo is the fs.FileInfo of a stat result.

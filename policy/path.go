@@ -32,33 +32,51 @@ func canonicalizeInfo(path string, fsys FS) (string, fs.FileInfo, error) {
 		return "", nil, fmt.Errorf("not absolute: %q", path)
 	}
 	if r, ok := fsys.(noSymlinkResolver); ok {
-		if clean, info, ok := r.resolveNoSymlinks(path); ok {
+		clean, info, err := r.resolveNoSymlinks(path)
+		if err == nil {
 			return clean, info, nil
+		}
+		if clean, ok := missingLast(r, path, err); ok {
+			return clean, nil, nil
 		}
 	}
 	var last fs.FileInfo
 	links := 0
 	resolved := "/"
 	rest := path[1:]
+	// While every component so far was a plain name and no link was
+	// followed, resolved is a prefix of path, and so is the next one.
+	prefix := true
 	for rest != "" {
+		start := len(path) - len(rest)
 		var comp string
 		comp, rest, _ = strings.Cut(rest, "/")
 		switch comp {
 		case "", ".":
+			prefix = false
 			continue
 		case "..":
 			resolved = filepath.Dir(resolved)
 			last = nil
+			prefix = false
 			continue
 		}
-		next := resolved + "/" + comp
-		if resolved == "/" {
+		var next string
+		switch {
+		case prefix:
+			next = path[:start+len(comp)]
+		case resolved == "/":
 			next = "/" + comp
+		default:
+			next = resolved + "/" + comp
 		}
 		fi, err := fsys.Lstat(next)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				// The tail does not exist: keep it, cleaned.
+				if prefix {
+					return filepath.Clean(path), nil, nil
+				}
 				return filepath.Clean(next + "/" + rest), nil, nil
 			}
 			return "", nil, err
@@ -69,6 +87,7 @@ func canonicalizeInfo(path string, fsys FS) (string, fs.FileInfo, error) {
 			continue
 		}
 		last = nil
+		prefix = false
 		links++
 		if links > maxLinks {
 			return "", nil, errLoop
@@ -93,9 +112,44 @@ func canonicalizeInfo(path string, fsys FS) (string, fs.FileInfo, error) {
 }
 
 // noSymlinkResolver is implemented by filesystems that can tell in one step
-// that a path exists with no symbolic link on the way (OSFS on Linux).
+// that a path exists with no symbolic link on the way (OSFS on Linux). The
+// error is one that wraps fs.ErrNotExist only when a component is missing;
+// a link on the way is another error.
 type noSymlinkResolver interface {
-	resolveNoSymlinks(path string) (clean string, info fs.FileInfo, ok bool)
+	resolveNoSymlinks(path string) (clean string, info fs.FileInfo, err error)
+}
+
+// missingLast answers, after the resolver found path missing, whether only
+// its last component is: then the parent resolves with no link on the way
+// and path cleaned is canonical (a file a redirection or a tool creates).
+// Paths with a ".." component are left to the walk, where a link before
+// the ".." would change what it names.
+func missingLast(r noSymlinkResolver, path string, err error) (string, bool) {
+	if !errors.Is(err, fs.ErrNotExist) || hasDotDot(path) {
+		return "", false
+	}
+	clean := filepath.Clean(path)
+	parent := filepath.Dir(clean)
+	if parent == clean {
+		return "", false
+	}
+	_, info, perr := r.resolveNoSymlinks(parent)
+	if perr != nil || !info.IsDir() {
+		return "", false
+	}
+	return clean, true
+}
+
+// hasDotDot reports whether a slash-separated path has a ".." component.
+func hasDotDot(path string) bool {
+	for rest := path; rest != ""; {
+		var comp string
+		comp, rest, _ = strings.Cut(rest, "/")
+		if comp == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // pathSource says where a checked path came from, for rules and messages.

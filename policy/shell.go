@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -51,32 +52,35 @@ type shellState struct {
 }
 
 // clone is the state a subshell starts with: a copy, so that what it
-// changes does not leak back.
+// changes does not leak back. Empty maps stay nil; the setters make them.
 func (st *shellState) clone() *shellState {
-	c := &shellState{cwd: st.cwd, vars: make(map[string]*string, len(st.vars)), pos: st.pos, posKnown: st.posKnown, pipedIn: st.pipedIn,
-		funcs: make(map[string]bool, len(st.funcs)), cond: st.cond, numeric: make(map[string]bool, len(st.numeric))}
-	for k := range st.numeric {
-		c.numeric[k] = true
+	return &shellState{cwd: st.cwd, pos: st.pos, posKnown: st.posKnown, pipedIn: st.pipedIn, cond: st.cond,
+		vars: maps.Clone(st.vars), funcs: maps.Clone(st.funcs), numeric: maps.Clone(st.numeric),
+		unbounded: maps.Clone(st.unbounded), shopt: maps.Clone(st.shopt)}
+}
+
+// setVar records a variable's value (nil: unknown).
+func (st *shellState) setVar(name string, val *string) {
+	if st.vars == nil {
+		st.vars = map[string]*string{}
 	}
-	if len(st.unbounded) > 0 {
-		c.unbounded = make(map[string]bool, len(st.unbounded))
-		for k := range st.unbounded {
-			c.unbounded[k] = true
-		}
+	st.vars[name] = val
+}
+
+// setNumeric records that a variable holds a number.
+func (st *shellState) setNumeric(name string) {
+	if st.numeric == nil {
+		st.numeric = map[string]bool{}
 	}
-	if st.shopt != nil {
-		c.shopt = make(map[string]bool, len(st.shopt))
-		for k, v := range st.shopt {
-			c.shopt[k] = v
-		}
+	st.numeric[name] = true
+}
+
+// setFunc records that a function is certainly defined.
+func (st *shellState) setFunc(name string) {
+	if st.funcs == nil {
+		st.funcs = map[string]bool{}
 	}
-	for k, v := range st.vars {
-		c.vars[k] = v
-	}
-	for k := range st.funcs {
-		c.funcs[k] = true
-	}
-	return c
+	st.funcs[name] = true
 }
 
 // maxLoopItems is the most items of a for loop whose body is checked
@@ -140,6 +144,7 @@ func newParser() *syntax.Parser {
 
 // checkShell decides a shell command: every simple command anywhere in it.
 func (s *Scope) checkShell(cmd, cwd string, env Env) []Violation {
+	env.FS = withMemo(env.fs())
 	c := &checker{s: s, env: env, seen: map[string]bool{}}
 	c.program(cmd, newState(cwd))
 	return c.vs
@@ -306,7 +311,7 @@ func (c *checker) forClause(cmd *syntax.ForClause, st *shellState) {
 		name := loop.Name.Value
 		if !loop.InPos.IsValid() {
 			// for x; do …: the positional parameters.
-			st.vars[name] = nil
+			st.setVar(name, nil)
 			st.setUnbounded(name, true)
 			break
 		}
@@ -321,15 +326,15 @@ func (c *checker) forClause(cmd *syntax.ForClause, st *shellState) {
 			// goes on with the last.
 			for _, a := range args[:len(args)-1] {
 				item := st.clone()
-				item.vars[name] = ptr(a.s)
+				item.setVar(name, ptr(a.s))
 				item.setUnbounded(name, false)
 				item.conditional(func() { c.stmts(cmd.Do, item) })
 			}
-			st.vars[name] = ptr(args[len(args)-1].s)
+			st.setVar(name, ptr(args[len(args)-1].s))
 			st.setUnbounded(name, false)
 			break
 		}
-		st.vars[name] = nil
+		st.setVar(name, nil)
 		// Items from a command's output stay bounded; more known items
 		// than maxLoopItems are not checked one by one, so refused.
 		st.setUnbounded(name, unbounded || known)
@@ -353,7 +358,7 @@ func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
 	}
 	for _, name := range funcNames(cmd) {
 		if st.cond == 0 && !piped {
-			st.funcs[name] = true
+			st.setFunc(name)
 		} else {
 			delete(st.funcs, name) // may or may not be defined
 		}
@@ -407,7 +412,7 @@ func (c *checker) arithm(x syntax.ArithmExpr, st *shellState) {
 // nested checks the commands hidden inside a word: $(…), `…`, <(…), >(…),
 // also inside parameter expansions and arithmetic.
 func (c *checker) nested(w *syntax.Word, st *shellState) {
-	if w == nil {
+	if w == nil || literalParts(w.Parts) {
 		return
 	}
 	syntax.Walk(w, func(n syntax.Node) bool {
@@ -426,6 +431,23 @@ func (c *checker) nested(w *syntax.Word, st *shellState) {
 		}
 		return true
 	})
+}
+
+// literalParts reports whether word parts are literal text alone (plain,
+// single- or double-quoted), with nothing for nested to look at.
+func literalParts(parts []syntax.WordPart) bool {
+	for _, part := range parts {
+		switch part := part.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			if !literalParts(part.Parts) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // declClause checks declare, export, local and the like: the variables
@@ -497,12 +519,12 @@ func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
 		if a.Naked {
 			return // export NAME: value unchanged
 		}
-		st.vars[name] = val
+		st.setVar(name, val)
 		st.setUnbounded(name, val == nil && a.Value != nil && c.unboundedWord(a.Value.Parts, st))
 		delete(st.numeric, name)
 		if a.Value != nil && len(a.Value.Parts) == 1 {
 			if _, ok := a.Value.Parts[0].(*syntax.ArithmExp); ok {
-				st.numeric[name] = true // x=$((…)) holds a number
+				st.setNumeric(name) // x=$((…)) holds a number
 			}
 		}
 	}
@@ -639,7 +661,7 @@ func funcNames(fd *syntax.FuncDecl) []string {
 
 // newState is the shell state at the start of a command line run in cwd.
 func newState(cwd string) *shellState {
-	return &shellState{cwd: cwd, vars: map[string]*string{}, funcs: map[string]bool{}, numeric: map[string]bool{}}
+	return &shellState{cwd: cwd}
 }
 
 // subscriptName refuses a variable name with an array subscript that is not
