@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -39,6 +40,84 @@ type glob struct {
 	// matcher: a literal prefix, a literal run the path must contain.
 	prefixes []string
 	needs    []string
+	// shapes says, per pattern, when it is one of the common shapes a
+	// string comparison decides (see globShape).
+	shapes []globShape
+}
+
+// globShape is a pattern shape matched without the glob matcher, with the
+// same answers: shapeUnder is L/** (L and everything below it), shapeAnyDir
+// **/N/** (a component N and everything below it), shapeAnyName **/N (a
+// last component N), shapeExact a literal path. lit is L, N or the path.
+type globShape struct {
+	kind uint8
+	lit  string
+}
+
+const (
+	shapeGeneral uint8 = iota
+	shapeUnder
+	shapeAnyDir
+	shapeAnyName
+	shapeExact
+)
+
+// shapeOf classifies a pattern (see globShape).
+func shapeOf(pat string) globShape {
+	// The matcher compares runes, reading a byte that is not UTF-8 as
+	// U+FFFD; bytes compare the same only for patterns without either.
+	if !utf8.ValidString(pat) || strings.ContainsRune(pat, utf8.RuneError) {
+		return globShape{}
+	}
+	literal := func(s string) bool { return !strings.ContainsAny(s, `*?[]{}\`) }
+	switch {
+	case strings.HasPrefix(pat, "**/") && strings.HasSuffix(pat, "/**") && len(pat) > len("**//**"):
+		if n := pat[3 : len(pat)-3]; literal(n) && !strings.Contains(n, "/") {
+			return globShape{shapeAnyDir, n}
+		}
+	case strings.HasPrefix(pat, "**/"):
+		if n := pat[3:]; n != "" && literal(n) && !strings.Contains(n, "/") {
+			return globShape{shapeAnyName, n}
+		}
+	case strings.HasPrefix(pat, "/") && strings.HasSuffix(pat, "/**"):
+		if l := pat[:len(pat)-3]; literal(l) && !strings.Contains(l, "//") && !strings.HasSuffix(l, "/") {
+			return globShape{shapeUnder, l}
+		}
+	case strings.HasPrefix(pat, "/") && literal(pat) && !strings.Contains(pat, "//"):
+		return globShape{shapeExact, pat}
+	}
+	return globShape{}
+}
+
+// matches answers for an absolute path when the shape is not general.
+func (sh globShape) matches(path string) (match, decided bool) {
+	switch sh.kind {
+	case shapeUnder:
+		return sh.lit == "" || path == sh.lit || (strings.HasPrefix(path, sh.lit) && path[len(sh.lit)] == '/'), true
+	case shapeAnyDir:
+		return hasComponent(path, sh.lit), true
+	case shapeAnyName:
+		return path == sh.lit || (strings.HasSuffix(path, sh.lit) && len(path) > len(sh.lit) && path[len(path)-len(sh.lit)-1] == '/'), true
+	case shapeExact:
+		return path == sh.lit, true
+	}
+	return false, false
+}
+
+// hasComponent reports whether a slash-separated path has the component n.
+func hasComponent(path, n string) bool {
+	for i := 0; ; {
+		j := strings.Index(path[i:], n)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(n)
+		if (j == 0 || path[j-1] == '/') && (end == len(path) || path[end] == '/') {
+			return true
+		}
+		i = j + 1
+	}
 }
 
 // Document returns the document the scope was compiled from.
@@ -158,6 +237,7 @@ func compileGlobs(list string, pats []string, foldCase bool, env Env) ([]glob, e
 			prefix, need := prefilter(pat)
 			g.prefixes = append(g.prefixes, prefix)
 			g.needs = append(g.needs, need)
+			g.shapes = append(g.shapes, shapeOf(pat))
 		}
 		out = append(out, g)
 	}
@@ -171,6 +251,12 @@ func (g *glob) match(path, lower string) bool {
 		path = lower
 	}
 	for i, p := range g.patterns {
+		if m, ok := g.shapes[i].matches(path); ok {
+			if m {
+				return true
+			}
+			continue
+		}
 		if !strings.HasPrefix(path, g.prefixes[i]) || !strings.Contains(path, g.needs[i]) {
 			continue
 		}
