@@ -304,6 +304,9 @@ func (s *Scope) globsAllowWrite(abs string, env Env) bool {
 // submodule's or linked worktree's), a hook, or a .git file that points a
 // working tree at a repository; "" otherwise.
 func gitRunFile(p string) string {
+	if !hasComponent(p, ".git") {
+		return ""
+	}
 	parts := strings.Split(p, "/")
 	for i, part := range parts {
 		if part != ".git" {
@@ -348,6 +351,15 @@ func inAny(gs []glob, p string) bool {
 		}
 	}
 	return false
+}
+
+// childPath joins a cleaned directory and a name that is one plain
+// component: what filepath.Join gives, without cleaning again.
+func childPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
 }
 
 // within reports whether p is root or below it, by path segments.

@@ -152,9 +152,9 @@ func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		return
 	}
 	fsys := c.env.fs()
-	dir := st.cwd
+	dir := filepath.Clean(st.cwd)
 	for {
-		dotgit := filepath.Join(dir, ".git")
+		dotgit := childPath(dir, ".git")
 		if fi, err := fsys.Lstat(dotgit); err == nil {
 			switch {
 			case fi.IsDir():
@@ -192,14 +192,14 @@ func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 // isGitDir reports whether dir looks like a repository directory to git:
 // HEAD, objects/ and refs/.
 func isGitDir(fsys FS, dir string) bool {
-	fi, err := fsys.Stat(filepath.Join(dir, "HEAD"))
+	fi, err := fsys.Stat(childPath(dir, "HEAD"))
 	if err != nil || fi.IsDir() {
 		return false
 	}
-	if fi, err := fsys.Stat(filepath.Join(dir, "objects")); err != nil || !fi.IsDir() {
+	if fi, err := fsys.Stat(childPath(dir, "objects")); err != nil || !fi.IsDir() {
 		return false
 	}
-	if fi, err := fsys.Stat(filepath.Join(dir, "refs")); err != nil || !fi.IsDir() {
+	if fi, err := fsys.Stat(childPath(dir, "refs")); err != nil || !fi.IsDir() {
 		return false
 	}
 	return true
