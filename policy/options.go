@@ -3,6 +3,7 @@ package policy
 import (
 	"sort"
 	"strings"
+	"sync"
 )
 
 // effect is what an option (or its value) makes a program do.
@@ -90,9 +91,9 @@ type spec struct {
 	// namesOnly is an option that makes the operands names to print,
 	// nothing read below them (ls -d).
 	namesOnly string
-	index     map[string]*option
-	// multi are the options with multi-letter single-dash names (-TT).
-	multi []string
+	// index is the name index of opts, made on first use (a call uses few
+	// of the table's programs); nil until build.
+	index func() specIndex
 	// rewrite turns a program's own argument syntax into the usual one
 	// (tar's old-style "xf archive").
 	rewrite func([]arg) []arg
@@ -109,28 +110,25 @@ type spec struct {
 	imply func(p *parsed)
 }
 
-// lookup returns the option named name, or nil.
-func (sp *spec) lookup(name string) *option {
-	if sp == nil {
-		return nil
-	}
-	if sp.index == nil {
-		return nil
-	}
-	return sp.index[name]
+// specIndex indexes a spec's options by name.
+type specIndex struct {
+	byName map[string]*option
+	// multi are the options with multi-letter single-dash names (-TT).
+	multi []string
 }
 
-// build fills the name index; it is called once per table entry.
-func (sp *spec) build() *spec {
-	sp.index = make(map[string]*option, len(sp.opts)*2)
-	for i := range sp.opts {
-		for _, n := range sp.opts[i].names {
-			sp.index[n] = &sp.opts[i]
-			if len(n) > 2 && !strings.HasPrefix(n, "--") {
-				sp.multi = append(sp.multi, n)
-			}
-		}
+// lookup returns the option named name, or nil.
+func (sp *spec) lookup(name string) *option {
+	if sp == nil || sp.index == nil {
+		return nil
 	}
+	return sp.index().byName[name]
+}
+
+// build readies the name index, made on first use, of the spec and its
+// subcommands; it is called once per table entry.
+func (sp *spec) build() *spec {
+	sp.index = sync.OnceValue(sp.makeIndex)
 	for _, sub := range sp.subs {
 		if sub.index == nil {
 			sub.build()
@@ -140,6 +138,20 @@ func (sp *spec) build() *spec {
 		sp.defSub.build()
 	}
 	return sp
+}
+
+// makeIndex indexes the options by name.
+func (sp *spec) makeIndex() specIndex {
+	ix := specIndex{byName: make(map[string]*option, len(sp.opts)*2)}
+	for i := range sp.opts {
+		for _, n := range sp.opts[i].names {
+			ix.byName[n] = &sp.opts[i]
+			if len(n) > 2 && !strings.HasPrefix(n, "--") {
+				ix.multi = append(ix.multi, n)
+			}
+		}
+	}
+	return ix
 }
 
 // lookupLong finds a long option by exact name, by unambiguous prefix (GNU
@@ -432,9 +444,13 @@ func (sp *spec) expandAbbrev(name string) string {
 func (sp *spec) longestShortPrefix(s string) (*option, int) {
 	var best *option
 	n := 0
-	for _, name := range sp.multi {
+	if sp.index == nil {
+		return nil, 0
+	}
+	ix := sp.index()
+	for _, name := range ix.multi {
 		if strings.HasPrefix(s, name) && len(name) > n {
-			best, n = sp.index[name], len(name)
+			best, n = ix.byName[name], len(name)
 		}
 	}
 	return best, n
