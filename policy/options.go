@@ -244,7 +244,7 @@ func parseArgs(prog string, sp *spec, argv []arg) *parsed {
 	if sp != nil && sp.rewrite != nil {
 		argv = sp.rewrite(argv)
 	}
-	p := &parsed{prog: prog, args: argv, sp: sp, leaf: sp}
+	p := &parsed{prog: prog, args: argv, sp: sp, leaf: sp, occ: make([]occurrence, 0, len(argv))}
 	p.parse(sp, argv, 0)
 	if sp != nil && sp.imply != nil {
 		sp.imply(p)
@@ -328,7 +328,7 @@ func (p *parsed) parse(sp *spec, argv []arg, base int) {
 		}
 		// A cluster of short options: -rf, -xzf FILE, -I'cmd'.
 		for j := 1; j < len(s); j++ {
-			name := "-" + s[j:j+1]
+			name := shortOption(s, j)
 			o := sp.lookup(name)
 			occ := occurrence{opt: o, id: name, text: s}
 			if o == nil {
@@ -352,6 +352,26 @@ func (p *parsed) parse(sp *spec, argv []arg, base int) {
 			}
 			p.occ = append(p.occ, occ)
 		}
+	}
+}
+
+// shortNames spells the short option of each printable ASCII letter, two
+// bytes each from '!': shortOption slices it instead of allocating.
+const shortNames = "-!-\"-#-$-%-&-'-(-)-*-+-,---.-/-0-1-2-3-4-5-6-7-8-9-:-;-<-=->-?-@" +
+	"-A-B-C-D-E-F-G-H-I-J-K-L-M-N-O-P-Q-R-S-T-U-V-W-X-Y-Z-[-\\-]-^-_-`" +
+	"-a-b-c-d-e-f-g-h-i-j-k-l-m-n-o-p-q-r-s-t-u-v-w-x-y-z-{-|-}-~"
+
+// shortOption is "-" followed by the byte s[j] of a cluster of short
+// options (-rf: "-r", "-f").
+func shortOption(s string, j int) string {
+	switch b := s[j]; {
+	case j == 1 && s[0] == '-':
+		return s[:2]
+	case b >= '!' && b <= '~':
+		i := 2 * int(b-'!')
+		return shortNames[i : i+2]
+	default:
+		return "-" + s[j:j+1]
 	}
 }
 

@@ -46,7 +46,7 @@ func knownArgs(ss []string) []arg {
 // parameters, quote removal, globbing on the handed-in filesystem), after
 // checking the commands nested in them.
 func (c *checker) words(ws []*syntax.Word, st *shellState) []arg {
-	var out []arg
+	out := make([]arg, 0, len(ws))
 	for _, w := range ws {
 		c.nested(w, st)
 		if isProcSubstWord(w) {
