@@ -366,9 +366,15 @@ const racyWindow = 2 * time.Second
 // value is ready; it is safe for concurrent use. A process makes one and
 // hands it to every Runner.
 type Host struct {
+	// ProbeCache, when set, is a file that remembers a successful probe
+	// across processes (see namespacesOK); set it before first use.
+	ProbeCache string
+
 	probeOnce sync.Once
 	probeErr  error
 	probeDone atomic.Bool
+	// probeCached says that the probe's answer came from ProbeCache.
+	probeCached atomic.Bool
 
 	mu   sync.Mutex
 	dirs map[string]dirListing

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	osexec "os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -94,6 +96,11 @@ const maxViewJSON = 120 << 10
 // died before the helper could arm its parent-death signal.
 const livenessFD = 3
 
+// viewFD is the helper's fd for the write end of a pipe on which it says
+// that the view is built, just before it starts the program: a helper that
+// exits 126 without saying so failed to build the view (forgetProbe).
+const viewFD = 4
+
 // namespaceAttr returns the process attributes that start the helper in
 // its namespaces, in its own process group.
 func namespaceAttr() *syscall.SysProcAttr {
@@ -115,12 +122,93 @@ func namespaceAttr() *syscall.SysProcAttr {
 // this host: entering the namespaces, mounting tmpfs and proc, masking.
 // Hosts that forbid unprivileged user namespaces (sysctl, AppArmor) fail
 // here and get Landlock alone.
+//
+// A process that makes one call (the CLI, a hook) would pay a whole helper
+// process for the probe on every call, so a success is remembered in
+// ProbeCache, keyed by everything the answer depends on (probeKey): the
+// boot, the kernel, the namespaces the gateway runs in, the switches of
+// user namespaces, the user and the helper binary. Only a success is
+// remembered: a forged or stale entry can make the view fail, and the call
+// with it (the helper never starts a program without its view), never
+// make a program run without the view the host allows. A view that fails
+// to build forgets the entry (forgetProbe).
 func (h *Host) namespacesOK(helper string) error {
 	h.probeOnce.Do(func() {
+		key := probeKey(helper)
+		if h.ProbeCache != "" && key != "" {
+			if b, err := os.ReadFile(h.ProbeCache); err == nil && string(b) == key {
+				h.probeCached.Store(true)
+				h.probeDone.Store(true)
+				return
+			}
+		}
 		h.probeErr = probeNamespaces(helper)
+		if h.probeErr == nil && h.ProbeCache != "" && key != "" {
+			_ = writeFileAtomic(h.ProbeCache, []byte(key))
+		}
 		h.probeDone.Store(true)
 	})
 	return h.probeErr
+}
+
+// forgetProbe removes a remembered probe whose view then failed to build,
+// so that the next process probes again.
+func (h *Host) forgetProbe() {
+	if h.ProbeCache != "" && h.probeCached.Load() {
+		_ = os.Remove(h.ProbeCache)
+	}
+}
+
+// probeKey describes what the probe's answer depends on, or "" when it
+// cannot be read (then nothing is remembered).
+func probeKey(helper string) string {
+	var b strings.Builder
+	b.WriteString("scopegate namespace probe v1\n")
+	for _, p := range []string{
+		"/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/osrelease",
+		"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone",
+		"/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+	} {
+		v, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return ""
+		}
+		fmt.Fprintf(&b, "%s=%s\n", p, strings.TrimSpace(string(v)))
+	}
+	for _, ns := range []string{"mnt", "user", "pid"} {
+		v, err := os.Readlink("/proc/self/ns/" + ns)
+		if err != nil {
+			return ""
+		}
+		fmt.Fprintf(&b, "%s=%s\n", ns, v)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(helper, &st); err != nil {
+		return ""
+	}
+	fmt.Fprintf(&b, "uid=%d gid=%d\nhelper=%s %d:%d %d %d.%09d\n", os.Getuid(), os.Getgid(),
+		helper, st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
+	return b.String()
+}
+
+// writeFileAtomic writes a file whole or not at all, creating its directory.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".probe-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // probed reports whether the host was probed, and the probe's answer.
@@ -238,6 +326,8 @@ func runInView(rl rules, program string, argv []string) int {
 		return fail("%v", err)
 	}
 	_ = unix.Close(livenessFD)
+	_, _ = unix.Write(viewFD, []byte{'v'})
+	_ = unix.Close(viewFD)
 	return supervise(program, argv)
 }
 

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -592,5 +593,73 @@ func TestShellProgramData(t *testing.T) {
 	}
 	if len(rl.View.Masks) != 4 {
 		t.Errorf("the call's view was changed: %v", rl.View.Masks)
+	}
+}
+
+// A successful probe is remembered in the host's probe cache and trusted
+// by the next process with the same key; a stale entry is probed again;
+// an entry whose view then fails to build is forgotten, and the call
+// fails closed.
+func TestProbeCache(t *testing.T) {
+	requireNamespaces(t)
+	proj := viewFixture(t)
+	cache := filepath.Join(t.TempDir(), "cache", "namespace-probe")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(h *Host, helper string) Result {
+		t.Helper()
+		r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj},
+			Deny: []string{"**/.env"}, Host: h, HelperPath: helper})
+		res, err := run(t, r, policy.ToolShell, shellArgs("cat sub/ok.txt"), proj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	cached := func() string {
+		b, err := os.ReadFile(cache)
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+
+	h := &Host{ProbeCache: cache}
+	if res := call(h, exe); res.Confinement != ConfinementNamespaces || !strings.Contains(res.Stdout, allowed) || h.probeCached.Load() {
+		t.Fatalf("first process: %+v, from cache %v", res, h.probeCached.Load())
+	}
+	if got, want := cached(), probeKey(exe); got != want || want == "" {
+		t.Fatalf("cache holds %q, want %q", got, want)
+	}
+
+	h = &Host{ProbeCache: cache}
+	if res := call(h, exe); res.Confinement != ConfinementNamespaces || !strings.Contains(res.Stdout, allowed) || !h.probeCached.Load() {
+		t.Fatalf("second process: %+v, from cache %v", res, h.probeCached.Load())
+	}
+
+	if err := os.WriteFile(cache, []byte("scopegate namespace probe v1\nanother boot\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h = &Host{ProbeCache: cache}
+	if res := call(h, exe); res.Confinement != ConfinementNamespaces || h.probeCached.Load() || cached() != probeKey(exe) {
+		t.Fatalf("stale entry: %+v, from cache %v, cache %q", res, h.probeCached.Load(), cached())
+	}
+
+	// A helper that cannot build the view (it exits 126 at once), trusted
+	// from a remembered probe.
+	broken := filepath.Join(t.TempDir(), "broken-helper")
+	writeFile(t, broken, "#!/bin/sh\necho 'scopegate: confine: private view: refused' >&2\nexit 126\n", 0o755)
+	if err := os.WriteFile(cache, []byte(probeKey(broken)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h = &Host{ProbeCache: cache}
+	res := call(h, broken)
+	if res.ExitCode != helperExitCode || strings.Contains(res.Stdout, allowed) || !h.probeCached.Load() {
+		t.Fatalf("broken view: %+v, from cache %v", res, h.probeCached.Load())
+	}
+	if _, err := os.Stat(cache); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the entry of a view that failed is still there: %v", err)
 	}
 }

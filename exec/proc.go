@@ -63,6 +63,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		}
 		cmd.Path, cmd.Args = sh.r.helper, argv
 	}
+	var viewBuilt func() bool
 	if sh.rules.View != nil {
 		// The helper watches the read end; the write end stays open here
 		// until the program has ended.
@@ -72,8 +73,20 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		}
 		defer held.Close()
 		defer alive.Close()
-		cmd.ExtraFiles = []*os.File{alive}
+		built, said, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("make view pipe: %w", err)
+		}
+		defer built.Close()
+		defer said.Close()
+		cmd.ExtraFiles = []*os.File{alive, said}
 		cmd.SysProcAttr = namespaceAttr()
+		viewBuilt = func() bool {
+			said.Close()
+			var b [1]byte
+			n, _ := built.Read(b[:])
+			return n == 1 && b[0] == 'v'
+		}
 	}
 	err = cmd.Start()
 	for delay := time.Millisecond; errors.Is(err, syscall.ETXTBSY) && delay < 300*time.Millisecond; delay *= 2 {
@@ -84,6 +97,9 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		err = cmd.Start()
 	}
 	if err != nil {
+		if viewBuilt != nil {
+			sh.r.host.forgetProbe()
+		}
 		fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], err)
 		if errors.Is(err, syscall.ENOEXEC) {
 			fmt.Fprintf(hc.Stderr, "scopegate: %s: scripts need a #! line\n", args[0])
@@ -122,6 +138,9 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	close(exited)
 	err = cmd.Wait()
+	if viewBuilt != nil && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == helperExitCode && !viewBuilt() {
+		sh.r.host.forgetProbe()
+	}
 	var ee *osexec.ExitError
 	switch {
 	case err == nil, errors.Is(err, osexec.ErrWaitDelay):

@@ -72,6 +72,9 @@ type Options struct {
 	Warn func(string)
 	// Progress, when set, receives the stderr of shell calls as it comes.
 	Progress io.Writer
+	// ProbeCache, when set, is the file that remembers across processes
+	// that this host can give programs the private view (exec.Host).
+	ProbeCache string
 }
 
 // Gateway decides and runs tool calls. It is safe for concurrent use.
@@ -151,8 +154,10 @@ func New(opts Options) *Gateway {
 		opts.Warn = func(string) {}
 	}
 	// The protected roots are resolved once: they are the gateway's own.
-	return &Gateway{opts: opts, cache: map[string]cachedScope{}, meta: map[string]cachedCwd{},
+	g := &Gateway{opts: opts, cache: map[string]cachedScope{}, meta: map[string]cachedCwd{},
 		protected: protectedRoots(opts.SessionsDir, opts.ConfigDir)}
+	g.host.ProbeCache = opts.ProbeCache
+	return g
 }
 
 func systemHome(name string) (string, bool) {

@@ -155,7 +155,19 @@ func (a *app) gatewayWithProgress(obs gateway.Observer, warn func(string), progr
 	home, _ := os.UserHomeDir()
 	confine, _ := confineMode(a.confine)
 	return gateway.New(gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, PresetsDir: a.presetsDir(), RoamDir: a.roamDir,
-		Home: home, Confine: confine, HelperPath: a.callBinary, Observer: obs, Warn: warn, Progress: progress})
+		Home: home, Confine: confine, HelperPath: a.callBinary, Observer: obs, Warn: warn, Progress: progress,
+		ProbeCache: probeCachePath()})
+}
+
+// probeCachePath is where a process remembers that this host gives
+// programs the private view: $XDG_CACHE_HOME/scopegate/namespace-probe
+// (~/.cache/…); "" when there is no cache directory.
+func probeCachePath() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "scopegate", "namespace-probe")
 }
 
 // confineMode maps --confine (or SCOPEGATE_CONFINE) to exec's mode.
