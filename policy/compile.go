@@ -23,7 +23,7 @@ type Scope struct {
 	roam       RoamRules
 	readRoots  []string
 	writeRoots []string
-	programs   programs
+	programs   *programs
 	// parsers are reusable bash parsers (a parser is not safe for
 	// concurrent use; the pool is).
 	parsers sync.Pool

@@ -30,7 +30,7 @@ type entryOpt struct {
 
 // compileEntries compiles shell_commands.allow or .deny entries against
 // the program table; a program given as a path is kept in canonical form.
-func compileEntries(list string, es []string, table programs, fsys FS) ([]entry, error) {
+func compileEntries(list string, es []string, table *programs, fsys FS) ([]entry, error) {
 	out := make([]entry, 0, len(es))
 	for i, e := range es {
 		rule := fmt.Sprintf("%s[%d] %s", list, i, e)
@@ -50,6 +50,11 @@ func compileEntries(list string, es []string, table programs, fsys FS) ([]entry,
 				en.path = real
 			}
 			en.prog = path.Base(words[0])
+		}
+		if len(en.words) == 0 {
+			// A bare program name: nothing to parse, and no row to build.
+			out = append(out, en)
+			continue
 		}
 		pp := parseArgs(en.prog, table.lookup(en.prog), en.words)
 		for _, a := range pp.pos {

@@ -96,23 +96,51 @@ const (
 	whyStdin  = "runs code read from standard input, which cannot be checked"
 )
 
-// programs is the table of known programs, by base name. It is built once
-// per process and never modified; compiled scopes share it.
-type programs map[string]*spec
+// programs is the table of known programs, by base name. It is shared by
+// every compiled scope of the process and never modified once a group is
+// built: each group of rows (the register function of a prog_*.go file) is
+// built when one of its programs is first looked up, since a call needs
+// few of them and building them all costs a process about a millisecond.
+type programs struct {
+	groups [numGroups]programGroup
+}
+
+// programGroup is one group of rows, built once.
+type programGroup struct {
+	once  sync.Once
+	specs map[string]*spec
+}
 
 // programTable returns the shared table.
-var programTable = sync.OnceValue(buildPrograms)
+var programTable = sync.OnceValue(func() *programs { return &programs{} })
+
+// spec returns the row of a program by its exact name, or nil.
+func (t *programs) spec(name string) *spec {
+	g, ok := groupOf(name)
+	if !ok {
+		return nil
+	}
+	grp := &t.groups[g]
+	grp.once.Do(func() {
+		grp.specs = map[string]*spec{}
+		registerGroup(g, func(sp *spec, names ...string) {
+			sp.build()
+			for _, n := range names {
+				grp.specs[n] = sp
+			}
+		})
+	})
+	return grp.specs[name]
+}
 
 // lookup returns the spec of a program by base name, or nil.
-func (t programs) lookup(name string) *spec {
-	if sp, ok := t[name]; ok {
+func (t *programs) lookup(name string) *spec {
+	if sp := t.spec(name); sp != nil {
 		return sp
 	}
 	// python3.12, pip3.11 …
-	if i := strings.IndexByte(name, '.'); i > 0 {
-		if sp, ok := t[name[:i]]; ok && isVersion(name[i+1:]) {
-			return sp
-		}
+	if i := strings.IndexByte(name, '.'); i > 0 && isVersion(name[i+1:]) {
+		return t.spec(name[:i])
 	}
 	return nil
 }
@@ -133,34 +161,85 @@ func isVersion(s string) bool {
 // adder adds a table row under one or more program names.
 type adder func(sp *spec, names ...string)
 
-// buildPrograms builds the table from the rows of the prog_*.go files.
-func buildPrograms() programs {
-	t := programs{}
-	add := func(sp *spec, names ...string) {
-		sp.build()
-		for _, n := range names {
-			t[n] = sp
-		}
+// The groups of rows, one per register function.
+const (
+	groupFileUtils = iota
+	groupReaders
+	groupSearch
+	groupJQ
+	groupSed
+	groupAwk
+	groupFind
+	groupArchives
+	groupInterpreters
+	groupGo
+	groupMake
+	groupPackageManagers
+	groupGit
+	groupNetwork
+	groupEditors
+	groupWrappers
+	numGroups
+)
+
+// registerGroup adds the rows of group g.
+func registerGroup(g int, add adder) {
+	[numGroups]func(adder){
+		groupFileUtils:       registerFileUtils,
+		groupReaders:         registerReaders,
+		groupSearch:          registerSearch,
+		groupJQ:              registerJQ,
+		groupSed:             registerSed,
+		groupAwk:             registerAwk,
+		groupFind:            registerFind,
+		groupArchives:        registerArchives,
+		groupInterpreters:    registerInterpreters,
+		groupGo:              registerGo,
+		groupMake:            registerMake,
+		groupPackageManagers: registerPackageManagers,
+		groupGit:             registerGit,
+		groupNetwork:         registerNetwork,
+		groupEditors:         registerEditors,
+		groupWrappers:        registerWrappers,
+	}[g](add)
+}
+
+// groupOf returns the group whose register function adds a program's row.
+// TestProgramGroups checks it against the register functions.
+func groupOf(name string) (int, bool) {
+	switch name {
+	case "rm", "mkdir", "rmdir", "touch", "truncate", "shred", "unlink", "tee", "chmod", "chown", "chgrp", "cp", "mv", "ln", "install", "uniq", "xxd", "split", "patch", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "zstd", "unzstd", "dd":
+		return groupFileUtils, true
+	case "cat", "tac", "head", "tail", "wc", "ls", "dir", "vdir", "tree", "du", "stat", "cut", "tr", "echo", "printf", "basename", "dirname", "seq", "yes", "sleep", "whoami", "id", "uname", "hostname", "date", "true", "false", "which", "nproc", "arch", "groups", "tty", "env-true", "diff", "join", "paste", "column", "fold", "fmt", "base64", "base32", "strings", "file", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "od", "hexdump", "sort", "shuf":
+		return groupReaders, true
+	case "grep", "egrep", "fgrep", "rgrep", "zgrep", "rg", "fd", "fdfind":
+		return groupSearch, true
+	case "jq", "gojq", "yq":
+		return groupJQ, true
+	case "sed", "gsed":
+		return groupSed, true
+	case "awk", "gawk", "mawk", "nawk":
+		return groupAwk, true
+	case "find":
+		return groupFind, true
+	case "tar", "gtar", "bsdtar", "zip", "unzip":
+		return groupArchives, true
+	case "python", "python3", "python2", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish":
+		return groupInterpreters, true
+	case "go":
+		return groupGo, true
+	case "make", "gmake":
+		return groupMake, true
+	case "npm", "pip", "pip3", "cargo":
+		return groupPackageManagers, true
+	case "git":
+		return groupGit, true
+	case "curl", "wget", "ssh", "scp", "rsync":
+		return groupNetwork, true
+	case "less", "more", "most", "vi", "vim", "nvim", "view", "vimdiff", "ex", "gvim", "emacs", "emacsclient":
+		return groupEditors, true
+	case "env", "nice", "nohup", "chronic", "unbuffer", "setsid", "caffeinate", "timeout", "stdbuf", "time", "ionice", "xargs", "sudo", "doas", "strace", "ltrace", "flock", "watch", "chroot", "busybox", "toybox":
+		return groupWrappers, true
 	}
-	for _, register := range []func(adder){
-		registerFileUtils,
-		registerReaders,
-		registerSearch,
-		registerJQ,
-		registerSed,
-		registerAwk,
-		registerFind,
-		registerArchives,
-		registerInterpreters,
-		registerGo,
-		registerMake,
-		registerPackageManagers,
-		registerGit,
-		registerNetwork,
-		registerEditors,
-		registerWrappers,
-	} {
-		register(add)
-	}
-	return t
+	return 0, false
 }
