@@ -19,12 +19,6 @@ func newCallCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "call SELECTOR [flags] [CALL_JSON | -]",
 		Short: "Decide a tool call and run it confined when allowed (call result JSON on stdout; exit 0 ran, 3 denied)",
-		Long: "Decide a tool call against a session branch's scope and, when allowed, run it\n" +
-			"confined; print the call result (call id, decision and result) as JSON and\n" +
-			"record it in the branch's tools.org.\n\n" +
-			callHelp + "\n\n" + toolsHelp() + "\n" +
-			"Exit status: 0 the call ran (whatever the command's own status; see\n" +
-			"--exit-status), 3 denied, 2 usage or invalid input, 1 internal error.",
 		Example: `  scopegate call --session "$S" '{"tool":"shell","args":{"command":"go test ./..."}}'
   scopegate call --session "$S" --exit-status '{"tool":"shell","args":{"command":"false"}}'
   scopegate call --session "$S" '{"tool":"write_file","args":{"path":"notes.txt","content":"hello\n"}}'`,
@@ -86,6 +80,15 @@ func newCallCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
+	lazyLong(cmd, func() string {
+		return "Decide a tool call against a session branch's scope and, when allowed, run it\n" +
+			"confined; print the call result (call id, decision and result) as JSON and\n" +
+			"record it in the branch's tools.org.\n\n" +
+			callHelp + "\n\n" + toolsHelp() + "\n" +
+			"Exit status: 0 the call ran (whatever the command's own status; see\n" +
+			"--exit-status), 3 denied, 2 usage or invalid input, 1 internal error."
+	})
+
 	sel.addFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&cwd, "cwd", "", "working directory of the call when it names none")

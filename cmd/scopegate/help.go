@@ -62,3 +62,13 @@ Give exactly one of them; --branch needs --session.`,
   scopegate audit --session "$S" --branch main`,
 	}
 }
+
+// lazyLong gives cmd the long description long returns, made when help is
+// shown: a run of the command does not pay for text it never prints.
+func lazyLong(cmd *cobra.Command, long func() string) {
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		c.Long = long()
+		c.SetHelpFunc(nil)
+		c.HelpFunc()(c, args)
+	})
+}
