@@ -2,6 +2,7 @@ package policy
 
 import (
 	"regexp"
+	"sync"
 )
 
 // jq, gojq and yq: JSON (and YAML) processors.
@@ -45,8 +46,11 @@ func registerJQ(add adder) {
 			"-0 --nul-output -j --tojson --header-preprocess --security-disable-env-ops --security-disable-file-ops -v --verbose -h --help -V --version"))}, "yq")
 }
 
-// jqImport finds the import and include directives of a jq filter.
-var jqImport = regexp.MustCompile(`(^|[^A-Za-z0-9_$.])(import|include)\s*"`)
+// jqImport finds the import and include directives of a jq filter (compiled
+// on first use: a process that checks no jq command never pays for it).
+var jqImport = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^A-Za-z0-9_$.])(import|include)\s*"`)
+})
 
 // jqExtra refuses a filter that imports modules or data files, and one read
 // from a file (whose directives cannot be checked).
@@ -56,7 +60,7 @@ func jqExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		c.danger(p, allowed, "-f", "-f", "runs a filter file whose import and include directives, which read files from the library search path, cannot be checked")
 	}
 	for _, t := range texts {
-		if t.known && jqImport.MatchString(t.s) {
+		if t.known && jqImport().MatchString(t.s) {
 			c.danger(p, allowed, "import", "import/include", "reads modules or data files from its library search path, which the call does not name")
 		}
 	}
@@ -74,8 +78,10 @@ func yqCommand(argv []arg) []arg {
 	return argv
 }
 
-// yqLoad finds yq's file-loading operators.
-var yqLoad = regexp.MustCompile(`(^|[^A-Za-z0-9_])load[a-z_0-9]*\s*\(`)
+// yqLoad finds yq's file-loading operators (compiled on first use).
+var yqLoad = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^A-Za-z0-9_])load[a-z_0-9]*\s*\(`)
+})
 
 // yqExtra refuses expressions that load files, unless file operations are
 // disabled.
@@ -88,7 +94,7 @@ func yqExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		c.danger(p, allowed, "--from-file", "--from-file", "runs an expression file whose load operators, which read any file, cannot be checked")
 	}
 	for _, t := range texts {
-		if t.known && yqLoad.MatchString(t.s) {
+		if t.known && yqLoad().MatchString(t.s) {
 			c.danger(p, allowed, "load", "load", "reads the file an expression names, which the call does not name")
 		}
 	}
