@@ -439,6 +439,18 @@ func (r *Runner) view(tmp string) (*view, error) {
 		}
 	}
 	v.Carry = outermost(below)
+	writable := append(slices.Clone(r.writeRts), tmp)
+	for _, root := range outermost(r.readRts) {
+		if root == "/" || slices.ContainsFunc(writable, func(w string) bool { return within(root, w) }) {
+			continue
+		}
+		v.ReadOnly = append(v.ReadOnly, root)
+		for _, w := range outermost(writable) {
+			if within(w, root) {
+				v.Writable = append(v.Writable, w)
+			}
+		}
+	}
 	if n := viewSize(v); n > maxViewJSON {
 		return nil, fmt.Errorf("%w: %d denied paths to mask (%d bytes of rules, at most %d)", ErrDenyWalkTooBig, len(v.Masks), n, maxViewJSON)
 	}
@@ -448,7 +460,7 @@ func (r *Runner) view(tmp string) (*view, error) {
 // viewSize is about the JSON size of v.
 func viewSize(v *view) int {
 	n := 0
-	for _, l := range [][]string{v.Carry, v.Masks} {
+	for _, l := range [][]string{v.Carry, v.Masks, v.ReadOnly, v.Writable} {
 		for _, p := range l {
 			n += len(p) + 3
 		}

@@ -57,6 +57,11 @@ type view struct {
 	Carry []string `json:"carry,omitempty"`
 	// Masks are the paths hidden behind empty files and directories.
 	Masks []string `json:"masks,omitempty"`
+	// ReadOnly are the read roots no write root holds: bound read-only
+	// over themselves. Writable are the write roots inside them, bound
+	// over themselves first so that they stay writable.
+	ReadOnly []string `json:"read_only,omitempty"`
+	Writable []string `json:"writable,omitempty"`
 	// complete are the roots below which every path a deny glob matches
 	// is masked; linksToo says that a program following links out of
 	// them meets only masked or unreadable denied files (the read roots
@@ -163,7 +168,7 @@ func (h *Host) forgetProbe() {
 // cannot be read (then nothing is remembered).
 func probeKey(helper string) string {
 	var b strings.Builder
-	b.WriteString("scopegate namespace probe v1\n")
+	b.WriteString("scopegate namespace probe v2\n")
 	for _, p := range []string{
 		"/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/osrelease",
 		"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone",
@@ -274,6 +279,19 @@ func runProbe() int {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return err
 		}
+		ro, rw := privateTmp+"/probe-ro", privateTmp+"/probe-ro/rw"
+		if err := os.MkdirAll(rw, 0o700); err != nil {
+			return err
+		}
+		if err := bindReadOnly([]string{ro}, []string{rw}); err != nil {
+			return err
+		}
+		if err := os.WriteFile(rw+"/x", []byte("x"), 0o600); err != nil {
+			return fmt.Errorf("a writable bind below a read-only one: %w", err)
+		}
+		if err := os.WriteFile(ro+"/x", []byte("x"), 0o600); !errors.Is(err, unix.EROFS) {
+			return fmt.Errorf("a read-only bind took a write (%v)", err)
+		}
 		if err := maskAll([]string{f, d}); err != nil {
 			return err
 		}
@@ -339,10 +357,51 @@ func buildView(v view) error {
 	if err := mountTmp(v.Carry); err != nil {
 		return err
 	}
+	if err := bindReadOnly(v.ReadOnly, v.Writable); err != nil {
+		return err
+	}
 	if err := maskAll(v.Masks); err != nil {
 		return err
 	}
 	return mountProc()
+}
+
+// bindReadOnly binds each of the writable paths over itself, then each
+// read-only root over itself with the read-only flag on its own mount
+// alone: the writable binds below it keep their flags. Landlock denies the
+// same writes; the read-only mount denies them to anything Landlock does
+// not cover. A path that does not exist is skipped.
+func bindReadOnly(ro, writable []string) error {
+	bind := func(path string, readOnly bool) error {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("bind %s: %w", path, err)
+		}
+		defer unix.Close(fd)
+		if readOnly {
+			if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+				return fmt.Errorf("make %s read-only: %w", path, err)
+			}
+		}
+		if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("bind %s: %w", path, err)
+		}
+		return nil
+	}
+	for _, w := range writable {
+		if err := bind(w, false); err != nil {
+			return err
+		}
+	}
+	for _, r := range ro {
+		if err := bind(r, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mountTmp mounts a fresh tmpfs on /tmp and brings back the roots below it.

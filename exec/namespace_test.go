@@ -639,7 +639,7 @@ func TestProbeCache(t *testing.T) {
 		t.Fatalf("second process: %+v, from cache %v", res, h.probeCached.Load())
 	}
 
-	if err := os.WriteFile(cache, []byte("scopegate namespace probe v1\nanother boot\n"), 0o600); err != nil {
+	if err := os.WriteFile(cache, []byte("scopegate namespace probe v2\nanother boot\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	h = &Host{ProbeCache: cache}
@@ -661,5 +661,44 @@ func TestProbeCache(t *testing.T) {
 	}
 	if _, err := os.Stat(cache); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the entry of a view that failed is still there: %v", err)
+	}
+}
+
+// Read roots that no write root holds are bound read-only in the view; the
+// write roots inside them stay writable.
+func TestShellPrivateViewReadOnlyBinds(t *testing.T) {
+	requireNamespaces(t)
+	base := realDir(t)
+	ro, rw := filepath.Join(base, "ro"), filepath.Join(base, "ro", "work")
+	writeFile(t, filepath.Join(ro, "a.txt"), "a\n", 0o644)
+	writeFile(t, filepath.Join(rw, "b.txt"), "b\n", 0o644)
+	r := newRunner(t, Options{ReadRoots: []string{ro}, WriteRoots: []string{rw}})
+	res, err := run(t, r, policy.ToolShell, shellArgs("cat /proc/self/mountinfo; touch "+rw+"/new && echo rw-ok; touch "+ro+"/new || echo ro-refused"), rw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confinement != ConfinementNamespaces {
+		t.Fatalf("confinement %q", res.Confinement)
+	}
+	opts := map[string]string{}
+	for _, line := range strings.Split(res.Stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 5 {
+			opts[f[4]] = f[5] // the last mount on a point wins
+		}
+	}
+	if o := opts[ro]; !strings.HasPrefix(o, "ro") {
+		t.Errorf("%s is mounted %q, want read-only", ro, o)
+	}
+	if o := opts[rw]; !strings.HasPrefix(o, "rw") {
+		t.Errorf("%s is mounted %q, want writable", rw, o)
+	}
+	if !strings.Contains(res.Stdout, "rw-ok") || !strings.Contains(res.Stdout, "ro-refused") {
+		t.Errorf("writes: %s\n%s", res.Stdout, res.Stderr)
+	}
+	if !strings.Contains(res.Stderr, "Read-only file system") {
+		t.Errorf("the write below the read-only root was not refused by the mount: %s", res.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(rw, "new")); err != nil {
+		t.Errorf("the write to the write root did not land: %v", err)
 	}
 }
