@@ -33,9 +33,11 @@ import (
 //     empty read-only file bound over a file, an empty read-only tmpfs
 //     over a directory; the target is opened without following links, so
 //     a link swapped in since the walk cannot redirect a mask;
-//  4. mounts a fresh proc on /proc, which shows only the call's processes;
-//  5. applies Landlock;
-//  6. gives up, on the thread that starts the program, the capabilities
+//  4. binds each read root that no write root holds read-only over
+//     itself, the write roots inside it bound first so they stay writable;
+//  5. mounts a fresh proc on /proc, which shows only the call's processes;
+//  6. applies Landlock;
+//  7. gives up, on the thread that starts the program, the capabilities
 //     anything it starts would get (ambient set cleared; with uid 0, root
 //     no longer gains capabilities by exec), and starts the program as PID 2, in a process group
 //     of its own; it forwards the signals the gateway sends to the
@@ -349,7 +351,7 @@ func runInView(rl rules, program string, argv []string) int {
 	return supervise(program, argv)
 }
 
-// buildView makes the mounts of v (steps 1 to 4 above).
+// buildView makes the mounts of v (steps 1 to 5 above).
 func buildView(v view) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
@@ -357,10 +359,12 @@ func buildView(v view) error {
 	if err := mountTmp(v.Carry); err != nil {
 		return err
 	}
-	if err := bindReadOnly(v.ReadOnly, v.Writable); err != nil {
+	// Masks first: they need the private /tmp writable (a read-only root
+	// may hold it), and the read-only binds clone them with their trees.
+	if err := maskAll(v.Masks); err != nil {
 		return err
 	}
-	if err := maskAll(v.Masks); err != nil {
+	if err := bindReadOnly(v.ReadOnly, v.Writable); err != nil {
 		return err
 	}
 	return mountProc()

@@ -702,3 +702,26 @@ func TestShellPrivateViewReadOnlyBinds(t *testing.T) {
 		t.Errorf("the write to the write root did not land: %v", err)
 	}
 }
+
+// A read-only root may hold the private /tmp, where the masks are made,
+// and the denied files below it stay masked.
+func TestShellPrivateViewReadOnlyTmp(t *testing.T) {
+	requireNamespaces(t)
+	proj, err := os.MkdirTemp("/var/tmp", "scopegate-ro-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(proj) })
+	writeFile(t, filepath.Join(proj, ".env"), canary+"\n", 0o644)
+	writeFile(t, filepath.Join(proj, "ok.txt"), allowed+"\n", 0o644)
+	r := newRunner(t, Options{ReadRoots: []string{privateTmp, proj}, WriteRoots: []string{filepath.Join(proj, "out")},
+		Deny: []string{"**/.env"}})
+	res, err := run(t, r, policy.ToolShell, shellArgs("cat ok.txt .env; touch new || echo ro-refused"), proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confinement != ConfinementNamespaces || !strings.Contains(res.Stdout, allowed) ||
+		strings.Contains(res.Stdout, canary) || !strings.Contains(res.Stdout, "ro-refused") {
+		t.Fatalf("%+v", res)
+	}
+}
