@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,6 +74,14 @@ func newCodingSession(t *testing.T, files map[string]string) *codingSession {
 	}
 	s.id = created.SessionID
 	return s
+}
+
+// on is the session for the subtest t (with its own copy of the
+// environment).
+func (s *codingSession) on(t *testing.T) *codingSession {
+	c := *s
+	c.t, c.env = t, slices.Clone(s.env)
+	return &c
 }
 
 // run runs scopegate with the session's environment and returns its
@@ -175,6 +184,106 @@ func TestCodingProfileBuildsAndKeepsSecrets(t *testing.T) {
 	if _, r := s.shell("cat main.go"); r == nil || !strings.Contains(r["stdout"].(string), "dep.Answer") {
 		t.Errorf("cat main.go: %v", r)
 	}
+}
+
+// Under the coding profile npm ci installs a project's locked
+// dependencies, and pip install -e . installs the project into a virtual
+// environment kept outside it once the user has allowed pip and the
+// environment's site-packages, each run for real through `call`; no
+// planted credential is readable afterwards.
+func TestCodingProfileInstallsPackages(t *testing.T) {
+	s := newCodingSession(t, map[string]string{
+		// A dependency packed as npm publishes it, locked by its integrity.
+		"third_party/dep/package.json": `{"name": "dep", "version": "1.0.0", "main": "index.js"}` + "\n",
+		"third_party/dep/index.js":     "module.exports = { answer: () => 42 };\n",
+		"package.json": `{"name": "proj", "version": "1.0.0", "private": true, "scripts": {"test": "node check.js"},` +
+			` "dependencies": {"dep": "file:third_party/dep-1.0.0.tgz"}}` + "\n",
+		"check.js": `const dep = require("dep");` + "\n" + `console.log("answer", dep.answer(), require.resolve("dep"));` + "\n",
+		// A Python project in the src layout: a script outside src imports
+		// the package only through the installed distribution.
+		"pyproject.toml": "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n" +
+			"[project]\nname = \"sgdemo\"\nversion = \"0.1.0\"\n",
+		"src/sgdemo/__init__.py": "def answer():\n    return 42\n",
+		"check.py":               "import sys\nimport sgdemo\nprint(\"sgdemo\", sgdemo.answer(), sgdemo.__file__, sys.prefix)\n",
+	})
+	var seen []string // what the installs left below the home directory
+	t.Run("npm ci", func(t *testing.T) {
+		requireProgram(t, "node")
+		requireProgram(t, "npm")
+		s := s.on(t)
+		// The user packs the dependency and locks it, outside scopegate.
+		s.unconfined(filepath.Join(s.proj, "third_party", "dep"), "npm", "pack", "--pack-destination", "..")
+		s.unconfined(s.proj, "npm", "install", "--package-lock-only", "--offline", "--no-audit", "--no-fund")
+		res, r := s.shell("npm ci --offline --no-audit --no-fund && npm test")
+		if r == nil || r["exit_code"] != float64(0) ||
+			!strings.Contains(r["stdout"].(string), "answer 42 "+filepath.Join(s.proj, "node_modules", "dep", "index.js")) {
+			t.Fatalf("npm ci and npm test under the coding profile: %v", res)
+		}
+		// node_modules is npm's and node's own data: file tools do not see it.
+		d := s.call(s.proj, "read_file", map[string]any{"path": "node_modules/dep/index.js"})
+		if dec, _ := d["decision"].(map[string]any); dec["reason"] != "path_denied" {
+			t.Errorf("read_file node_modules/dep/index.js: %v", d)
+		}
+		seen = append(seen, "_cacache")
+	})
+	t.Run("pip install -e", func(t *testing.T) {
+		s := s.on(t)
+		missing := func(what string, out []byte) {
+			t.Helper()
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s (scripts/install-test-deps.sh installs python3-venv, python3-setuptools and python3-wheel):\n%s", what, out)
+			}
+			t.Skipf("%s (Debian: python3-venv python3-setuptools python3-wheel):\n%s", what, out)
+		}
+		// The user's virtual environment, outside the project (a program in
+		// a directory the scope makes writable never runs by a bare name),
+		// with Debian's setuptools and wheel: pip cannot reach an index to
+		// fetch build dependencies, so it builds without isolation.
+		venv := filepath.Join(s.home, ".venvs", "proj")
+		if out, err := exec.CommandContext(t.Context(), "/usr/bin/python3", "-m", "venv", "--system-site-packages", venv).CombinedOutput(); err != nil {
+			missing("/usr/bin/python3 -m venv: "+err.Error(), out)
+		}
+		py := filepath.Join(venv, "bin", "python3")
+		if out, err := exec.CommandContext(t.Context(), py, "-c", "import setuptools, wheel").CombinedOutput(); err != nil {
+			missing("setuptools or wheel missing: "+err.Error(), out)
+		}
+		// As activating it does: the environment's programs come first.
+		s.env = append(s.env, "PATH="+filepath.Join(venv, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+		const install = "pip install --no-build-isolation -e ."
+		// pip is not in the profile; the decision names the entry to add.
+		res := s.call(s.proj, "shell", map[string]any{"command": install})
+		if dec, _ := res["decision"].(map[string]any); dec["reason"] != "command_not_allowed" ||
+			!strings.Contains(dec["message"].(string), "--allow-command 'pip install'") {
+			t.Fatalf("%s before pip is allowed: %v", install, res)
+		}
+		if out := s.run("scope", "expand", "--session", s.id, "--allow-command", "pip install"); !strings.Contains(string(out), "pip install") {
+			t.Fatalf("scope expand --allow-command 'pip install': %s", out)
+		}
+		// The environment is not the project: pip builds, but cannot install.
+		site := filepath.Join(venv, "lib")
+		res, r := s.shell(install)
+		if r == nil || r["exit_code"] == float64(0) || !strings.Contains(r["stderr"].(string), "Permission denied: '"+site) {
+			t.Fatalf("%s without the environment writable: %v", install, res)
+		}
+		if out := s.run("scope", "expand", "--session", s.id, "--write", site+"/**"); !strings.Contains(string(out), site+"/**") {
+			t.Fatalf("scope expand --write %s/**: %s", site, out)
+		}
+		res, r = s.shell(install)
+		if r == nil || r["exit_code"] != float64(0) || !strings.Contains(r["stdout"].(string), "Successfully installed sgdemo-0.1.0") {
+			t.Fatalf("%s: %v", install, res)
+		}
+		// From outside the project, the environment's python3 imports the
+		// package from the project's source tree.
+		check := filepath.Join(s.proj, "check.py")
+		res = s.call(s.home, "shell", map[string]any{"command": "python3 " + check})
+		r, _ = res["result"].(map[string]any)
+		if want := "sgdemo 42 " + filepath.Join(s.proj, "src", "sgdemo", "__init__.py") + " " + venv; r == nil ||
+			r["exit_code"] != float64(0) || !strings.Contains(r["stdout"].(string), want) {
+			t.Fatalf("python3 %s from the home directory: %v, want %q", check, res, want)
+		}
+		seen = append(seen, "__editable__.sgdemo-0.1.0.pth")
+	})
+	s.checkSecrets(seen...)
 }
 
 func toJSON(v any) string {
