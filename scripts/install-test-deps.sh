@@ -2,8 +2,10 @@
 # Installs what the test suite runs for real: Emacs (Org mode parses tools.org),
 # org-roam (reads the nodes the roam tools write), yaml.el (gptel's YAML
 # reader, reads the session files scopegate writes), Prometheus (scrapes
-# /metrics), and the real agent and MCP clients of the end-to-end tests
-# (e2e/package.json: Claude Code, Codex, the MCP inspector CLI and SDK).
+# /metrics), Debian's Python with venv, setuptools and wheel (the coding
+# profile's `pip install -e .` into a virtual environment), and the real
+# agent and MCP clients of the end-to-end tests (e2e/package.json: Claude
+# Code, Codex, the MCP inspector CLI and SDK).
 # Idempotent: does nothing when everything is already there.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +35,9 @@ command -v emacs >/dev/null 2>&1 || need+=(emacs-nox)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v rg >/dev/null 2>&1 || need+=(ripgrep)
+# ensurepip is python3-venv's; wheel gives setuptools its bdist_wheel
+# (pip install --no-build-isolation -e . with setuptools < 70.1).
+/usr/bin/python3 -c 'import ensurepip, setuptools, wheel' >/dev/null 2>&1 || need+=(python3-venv python3-setuptools python3-wheel)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
