@@ -139,6 +139,33 @@ func (d *denyPattern) canHold(dir string) bool {
 	return within(dir, d.base) || within(d.base, dir)
 }
 
+// leadsTo reports whether a directory (lower case) ends with the first
+// segments of the pattern's tail, so that a match may lie a few levels
+// below it (~/.config for "**/.config/pip/pip.conf").
+func (d *denyPattern) leadsTo(dir string) bool {
+	for k := len(d.tail) - 1; k >= 1; k-- {
+		p, ok := dir, true
+		for i := k - 1; i >= 0 && ok; i-- {
+			j := strings.LastIndexByte(p, '/')
+			if j < 0 {
+				ok = false
+				break
+			}
+			seg := d.tail[i]
+			if strings.ContainsAny(seg, "*?[") {
+				ok, _ = doublestar.Match(seg, p[j+1:])
+			} else {
+				ok = seg == p[j+1:]
+			}
+			p = p[:j]
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
 // denyWalk finds what the deny patterns match below the roots: each match
 // once, a matched directory whole (the walk does not descend into it),
 // symlinks never (their target is decided by its own root). It visits
@@ -265,7 +292,9 @@ func (r *Runner) denyMasks(v *view) error {
 	}
 	// A scope that reads the system (/**) is never walked whole in time.
 	// Its view masks the host's secrets and what the patterns match in the
-	// home directory, two levels deep, where credential stores live; the
+	// home directory, two levels deep, where credential stores live, and
+	// deeper on the way to a pattern's named directories (~/.config/pip);
+	// the
 	// project (the write roots) is left as it is, so that git and npm find
 	// .git and node_modules there. No root is complete: the decision
 	// refuses recursive readers of trees that hold denied files.
@@ -316,8 +345,16 @@ func (w *denyWalk) shallow(dir string, depth int) error {
 			w.out = append(w.out, p)
 			continue
 		}
-		if e.typ == fs.ModeDir && depth > 1 && w.canHold(lower) {
+		switch {
+		case e.typ != fs.ModeDir:
+		case depth > 1 && w.canHold(lower):
 			if err := w.shallow(p, depth-1); err != nil {
+				return err
+			}
+		case slices.ContainsFunc(w.pats, func(d denyPattern) bool { return d.leadsTo(lower) }):
+			// Deeper than the walk goes, but on the way to a match:
+			// ~/.config/pip for **/.config/pip/pip.conf.
+			if err := w.shallow(p, 1); err != nil {
 				return err
 			}
 		}

@@ -725,3 +725,18 @@ func TestShellPrivateViewReadOnlyTmp(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// The home walk of a scope reading /** goes deeper only on the way to a
+// pattern's named directories.
+func TestDenyPatternLeadsTo(t *testing.T) {
+	pats := compileDeny([]string{"**/.config/pip/pip.conf", "**/.ssh/**", "**/.*_history"})
+	for dir, want := range map[string]bool{
+		"/home/u/.config": true, "/home/u/.config/pip": true, "/home/u/pip": false,
+		"/home/u/.config/gh": false, "/home/u/.ssh": false, "/home/u/src": false,
+	} {
+		got := slices.ContainsFunc(pats, func(d denyPattern) bool { return d.leadsTo(dir) })
+		if got != want {
+			t.Errorf("leadsTo(%s) = %v, want %v", dir, got, want)
+		}
+	}
+}
