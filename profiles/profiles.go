@@ -126,6 +126,8 @@ func CredentialDeny() []string {
 		"**/.ssh/**", "**/.gnupg/**", "**/.aws/**", "**/.azure/**", "**/.config/gcloud/**",
 		"**/.kube/**", "**/.docker/config.json", "**/.git-credentials", "**/.config/gh/**", "**/.config/hub",
 		"**/.npmrc", "**/.pypirc", "**/.cargo/credentials*", "**/.gem/credentials", "**/.terraform.d/credentials*",
+		"**/.config/pip/pip.conf", "**/.pip/pip.conf", "**/.config/containers/auth.json", "**/.m2/settings.xml",
+		"**/.gradle/gradle.properties", "**/.composer/auth.json", "**/.config/composer/auth.json",
 		"**/.password-store/**", "**/.netrc", "**/.authinfo*", "**/.*_history", "**/.python_history",
 		"/proc/self/**", "/proc/thread-self/**", "/proc/[0-9]*/**",
 	}

@@ -26,6 +26,7 @@ func codingSecrets() map[string]string {
 		".bash_history":        "export TOKEN=" + codingCanary + "\n",
 		".npmrc":               "//registry.npmjs.org/:_authToken=" + codingCanary + "\n",
 		".pypirc":              "[pypi]\nusername = __token__\npassword = " + codingCanary + "\n",
+		".config/pip/pip.conf": "[global]\nindex-url = https://__token__:" + codingCanary + "@pypi.example.com/simple\n",
 	}
 }
 
@@ -156,7 +157,7 @@ func (s *codingSession) checkSecrets(seen ...string) {
 		s.t.Errorf("a program read a credential, or did not run whole: %s", out)
 	}
 	// The walk lists the masked files (read as empty), so it ran.
-	for _, name := range append([]string{".git-credentials", ".npmrc", ".pypirc"}, seen...) {
+	for _, name := range append([]string{".git-credentials", ".npmrc", ".pypirc", "pip.conf"}, seen...) {
 		if !strings.Contains(out, name) {
 			s.t.Errorf("the walk did not list %s: %s", name, out)
 		}
