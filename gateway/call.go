@@ -108,6 +108,10 @@ func (g *Gateway) scopePath(t Target) string {
 // run the call.
 func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decision {
 	start := time.Now()
+	// Once per decision: every file read below is then as fresh as the
+	// call.
+	g.syncFiles()
+	protected := g.protectedNow()
 	defaultCwd := t.Cwd
 	// The branch's default is read only when the call names no directory:
 	// a call's own cwd always wins over it.
@@ -119,12 +123,12 @@ func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decisi
 		extra = append(extra, t.ScopeFile)
 	}
 	if t.BranchDir != "" {
-		extra = append(extra, g.unprotectedSession(t.BranchDir)...)
+		extra = append(extra, unprotectedSession(protected, t.BranchDir)...)
 	}
-	env := g.Env(defaultCwd, extra...)
+	env := g.env(protected, defaultCwd, extra...)
 	env.Execution = ex
 	out := decision{env: env}
-	sc, err := g.LoadScope(g.scopePath(t), env)
+	sc, err := g.loadScope(g.scopePath(t), env)
 	if err != nil {
 		out.d = DenyFor(call.Tool, err)
 	} else {
@@ -287,15 +291,23 @@ func (g *Gateway) log(branchDir string) *audit.Log {
 
 // branchCwd is a branch's default working directory: its project root, else
 // its first worktree (metadata's, else an activity session file's); read
-// again only when metadata.yml changes.
+// again only when metadata.yml changes (after syncFiles). Without a
+// metadata.yml it is read every time.
 func (g *Gateway) branchCwd(branchDir string) string {
-	id, ok := statID(filepath.Join(branchDir, sessions.MetadataFile))
+	meta := filepath.Join(branchDir, sessions.MetadataFile)
+	st, err := g.fileStamp(meta)
+	ok := err == nil
 	if ok {
 		g.mu.Lock()
 		c, hit := g.meta[branchDir]
 		g.mu.Unlock()
-		if hit && c.id == id {
+		if hit && c.stamp == st {
 			return c.cwd
+		}
+		if st.watched {
+			// The version says nothing of the file's existence.
+			_, err := os.Lstat(meta)
+			ok = err == nil
 		}
 	}
 	cwd := ""
@@ -314,7 +326,7 @@ func (g *Gateway) branchCwd(branchDir string) string {
 	}
 	if ok {
 		g.mu.Lock()
-		g.meta[branchDir] = cachedCwd{id: id, cwd: cwd}
+		g.meta[branchDir] = cachedCwd{stamp: st, cwd: cwd}
 		g.mu.Unlock()
 	}
 	return cwd
@@ -480,13 +492,14 @@ func (g *Gateway) runRoam(ctx context.Context, call policy.Call) outcome {
 // branch directory itself, outside the session layout) when it lies outside
 // the protected roots — a branch selected with --branch-dir elsewhere, an
 // Emacs activity session: no tool call may write the scope it is decided
-// by, its audit or its metadata, wherever they are.
-func (g *Gateway) unprotectedSession(branchDir string) []string {
+// by, its audit or its metadata, wherever they are. protected are the
+// protected roots of the moment.
+func unprotectedSession(protected []string, branchDir string) []string {
 	dir := filepath.Clean(branchDir)
 	if parent := filepath.Dir(dir); filepath.Base(parent) == "branches" {
 		dir = filepath.Dir(parent)
 	}
-	for _, p := range g.protectedNow() {
+	for _, p := range protected {
 		if dir == p || strings.HasPrefix(dir, p+string(filepath.Separator)) {
 			return nil
 		}
