@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -138,6 +139,9 @@ func (w *Watcher) Sync() {
 	c := &syncCall{done: make(chan struct{})}
 	w.pending = c
 	w.mu.Unlock()
+	// Let the callers that are ready to run join this read; when nothing
+	// else is runnable this returns at once.
+	runtime.Gosched()
 
 	w.readMu.Lock()
 	w.mu.Lock()
