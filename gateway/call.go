@@ -32,6 +32,9 @@ type Target struct {
 	// AgentTool is the agent's own name of the tool, for calls that came
 	// through an agent hook; it is recorded in tools.org.
 	AgentTool string
+	// Synced says that the caller synced the gateway's Watcher after the
+	// call arrived, so that the decision need not do it again.
+	Synced bool
 }
 
 // Via names an entry point: the via label of the metrics (CONTRACT §6).
@@ -108,9 +111,10 @@ func (g *Gateway) scopePath(t Target) string {
 // run the call.
 func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decision {
 	start := time.Now()
-	// Once per decision: every file read below is then as fresh as the
-	// call.
-	g.syncFiles()
+	// Once per call: every file read below is then as fresh as the call.
+	if !t.Synced {
+		g.syncFiles()
+	}
 	protected := g.protectedNow()
 	defaultCwd := t.Cwd
 	// The branch's default is read only when the call names no directory:

@@ -47,10 +47,15 @@ func newRegistry(store *sessions.Store, gw *gateway.Gateway, warn func(string)) 
 
 // lookup returns the branch of session id named branch (empty: where the
 // session's current link points now, since it can be switched at any
-// time). Ids and names are validated before any file is touched.
+// time). Ids and names are validated before any file is touched. It first
+// syncs the gateway's Watcher, so that what it and then the gateway read
+// is as fresh as the request: a gateway.Target made after it is Synced.
 func (r *registry) lookup(ctx context.Context, id, branch string) (*branchEntry, error) {
 	if err := sessions.ValidateID(id); err != nil {
 		return nil, fmt.Errorf("session id %q: %w", id, err)
+	}
+	if w := r.gw.Watcher(); w != nil {
+		w.Sync()
 	}
 	if branch == "" {
 		cur, err := r.current(id)
@@ -88,14 +93,13 @@ func (r *registry) lookup(ctx context.Context, id, branch string) (*branchEntry,
 }
 
 // current is the branch session id's current link points to. With the
-// gateway's Watcher the link is read again only when it, or a directory on
-// the way to it, changed; without one, on every request.
+// gateway's Watcher (synced by lookup) the link is read again only when it,
+// or a directory on the way to it, changed; without one, on every request.
 func (r *registry) current(id string) (string, error) {
 	w := r.gw.Watcher()
 	if w == nil {
 		return r.store.Current(id)
 	}
-	w.Sync()
 	link := r.store.CurrentLink(id)
 	v, ok := w.LinkVersion(link)
 	if !ok {

@@ -168,7 +168,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.opts.Gateway.Check(r.Context(), gateway.Target{BranchDir: e.dir, Via: s.via(r)}, call)
+	res, err := s.opts.Gateway.Check(r.Context(), gateway.Target{BranchDir: e.dir, Via: s.via(r), Synced: true}, call)
 	if err != nil {
 		return s.gatewayErr(e, err)
 	}
@@ -181,7 +181,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.opts.Gateway.Call(r.Context(), gateway.Target{BranchDir: e.dir, Via: s.via(r)}, call)
+	res, err := s.opts.Gateway.Call(r.Context(), gateway.Target{BranchDir: e.dir, Via: s.via(r), Synced: true}, call)
 	if err != nil {
 		return s.gatewayErr(e, err)
 	}
