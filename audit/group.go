@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"runtime"
 	"sync"
@@ -24,6 +23,8 @@ type groupQueue struct {
 
 type groupReq struct {
 	text []byte
+	// sync asks for the entry to be on disk (fsync) when append returns.
+	sync bool
 	done chan error
 }
 
@@ -38,7 +39,7 @@ func (g *Group) append(path string, text []byte, sync bool) error {
 		g.queues[path] = q
 	}
 	if q.flushing {
-		r := groupReq{text: text, done: make(chan error, 1)}
+		r := groupReq{text: text, sync: sync, done: make(chan error, 1)}
 		q.pending = append(q.pending, r)
 		g.mu.Unlock()
 		return <-r.done
@@ -46,7 +47,7 @@ func (g *Group) append(path string, text []byte, sync bool) error {
 	// This goroutine writes its own entry (first in the batch) and every
 	// entry that queues up meanwhile.
 	q.flushing = true
-	q.pending = append(q.pending, groupReq{text: text})
+	q.pending = append(q.pending, groupReq{text: text, sync: sync})
 	// Let the goroutines that are ready to run reach the queue first: under
 	// load they join this batch instead of each paying for its own
 	// open, lock, write and close; when nothing else is runnable this
@@ -60,16 +61,8 @@ func (g *Group) append(path string, text []byte, sync bool) error {
 		batch := q.pending
 		q.pending = nil
 		g.mu.Unlock()
-		var err error
-		if len(batch) == 1 {
-			err = appendEntry(context.Background(), path, batch[0].text, sync)
-		} else {
-			var buf bytes.Buffer
-			for _, b := range batch {
-				buf.Write(b.text)
-			}
-			err = appendEntry(context.Background(), path, buf.Bytes(), sync)
-		}
+		text, sync := joinBatch(batch)
+		err := appendEntry(context.Background(), path, text, sync)
 		if first {
 			own, first = err, false
 		}
@@ -84,4 +77,24 @@ func (g *Group) append(path string, text []byte, sync bool) error {
 	delete(g.queues, path)
 	g.mu.Unlock()
 	return own
+}
+
+// joinBatch is the text of a batch, written at once, and whether it must
+// be synced: when any of its entries must (a call's entry that joined a
+// check's batch is still on disk when its append returns).
+func joinBatch(batch []groupReq) ([]byte, bool) {
+	sync := false
+	n := 0
+	for _, b := range batch {
+		sync = sync || b.sync
+		n += len(b.text)
+	}
+	if len(batch) == 1 {
+		return batch[0].text, sync
+	}
+	text := make([]byte, 0, n)
+	for _, b := range batch {
+		text = append(text, b.text...)
+	}
+	return text, sync
 }

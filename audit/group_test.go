@@ -54,6 +54,36 @@ func TestGroupCommitKeepsEveryEntry(t *testing.T) {
 	}
 }
 
+// A batch is synced when any entry in it asks to be: a call's entry that
+// joins the batch of a check (written, not synced) is on disk all the same.
+func TestGroupBatchSyncedWhenAnyEntryAsks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		syncs []bool
+		want  bool
+	}{
+		{"one check", []bool{false}, false},
+		{"one call", []bool{true}, true},
+		{"checks", []bool{false, false, false}, false},
+		{"a call joins a check", []bool{false, true}, true},
+		{"a check joins a call", []bool{true, false}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var batch []groupReq
+			want := ""
+			for i, s := range tc.syncs {
+				text := fmt.Sprintf("* entry %d\n", i)
+				batch = append(batch, groupReq{text: []byte(text), sync: s})
+				want += text
+			}
+			text, sync := joinBatch(batch)
+			if string(text) != want || sync != tc.want {
+				t.Fatalf("joinBatch = %q, %v; want %q, %v", text, sync, want, tc.want)
+			}
+		})
+	}
+}
+
 func TestRecoverRemovesStaleTempRecords(t *testing.T) {
 	dir := t.TempDir()
 	j := &Journal{Dir: dir}
