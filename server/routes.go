@@ -65,17 +65,33 @@ func (s *Server) routes() http.Handler {
 // strictly into v: invalid UTF-8, unknown fields, trailing data and
 // malformed JSON are all 400.
 func readJSON(r *http.Request, v any) error {
+	data, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(data, v)
+}
+
+// readBody reads the body (bounded by the api middleware), which must be
+// UTF-8.
+func readBody(r *http.Request) ([]byte, error) {
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return err
+			return nil, err
 		}
-		return errorf(http.StatusBadRequest, CodeBadRequest, "read body: "+err.Error())
+		return nil, errorf(http.StatusBadRequest, CodeBadRequest, "read body: "+err.Error())
 	}
 	if !utf8.Valid(data) {
-		return errorf(http.StatusBadRequest, CodeInvalidJSON, "body is not valid UTF-8")
+		return nil, errorf(http.StatusBadRequest, CodeInvalidJSON, "body is not valid UTF-8")
 	}
+	return data, nil
+}
+
+// decodeJSON decodes data strictly into v: unknown fields, trailing data
+// and malformed JSON are all 400.
+func decodeJSON(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -139,8 +155,12 @@ type callRequest struct {
 
 // readCall reads a call request and opens its branch.
 func (s *Server) readCall(r *http.Request) (*branchEntry, policy.Call, error) {
+	data, err := readBody(r)
+	if err != nil {
+		return nil, policy.Call{}, err
+	}
 	var req callRequest
-	if err := readJSON(r, &req); err != nil {
+	if err := decodeCall(data, &req); err != nil {
 		return nil, policy.Call{}, err
 	}
 	if req.Tool == "" {
