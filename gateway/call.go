@@ -205,7 +205,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	}
 	log := g.log(t.BranchDir)
 	journal := &audit.Journal{Dir: audit.InflightDir(t.BranchDir), Now: g.opts.Now}
-	if n, err := journal.Recover(ctx, log); err != nil {
+	if n, err := journal.Recover(ctx, &log); err != nil {
 		g.opts.Warn(fmt.Sprintf("recover interrupted calls of %s: %v", t.BranchDir, err))
 	} else if n > 0 {
 		g.opts.Warn(fmt.Sprintf("recorded %d interrupted call(s) in %s", n, filepath.Join(t.BranchDir, "tools.org")))
@@ -286,11 +286,12 @@ func readOnlyTool(tool string) bool {
 // INTERRUPTED entries; it returns how many.
 func (g *Gateway) Recover(ctx context.Context, branchDir string) (int, error) {
 	journal := &audit.Journal{Dir: audit.InflightDir(branchDir), Now: g.opts.Now}
-	return journal.Recover(ctx, g.log(branchDir))
+	log := g.log(branchDir)
+	return journal.Recover(ctx, &log)
 }
 
-func (g *Gateway) log(branchDir string) *audit.Log {
-	return &audit.Log{Path: filepath.Join(branchDir, "tools.org"), MaxOutput: g.opts.AuditMaxOutput, Now: g.opts.Now, Group: &g.group}
+func (g *Gateway) log(branchDir string) audit.Log {
+	return audit.Log{Path: filepath.Join(branchDir, "tools.org"), MaxOutput: g.opts.AuditMaxOutput, Now: g.opts.Now, Group: &g.group}
 }
 
 // branchCwd is a branch's default working directory: its project root, else
@@ -504,7 +505,7 @@ func unprotectedSession(protected []string, branchDir string) []string {
 		dir = filepath.Dir(parent)
 	}
 	for _, p := range protected {
-		if dir == p || strings.HasPrefix(dir, p+string(filepath.Separator)) {
+		if strings.HasPrefix(dir, p) && (len(dir) == len(p) || dir[len(p)] == filepath.Separator) {
 			return nil
 		}
 	}

@@ -22,7 +22,7 @@ type registry struct {
 	warn  func(string)
 
 	mu       sync.RWMutex
-	branches map[string]*branchEntry
+	branches map[branchKey]*branchEntry
 	// currents are the branches the sessions' current links point to, by
 	// session id, while the gateway's Watcher says the links are unchanged.
 	currents map[string]currentBranch
@@ -35,6 +35,9 @@ type currentBranch struct {
 	branch  string
 }
 
+// branchKey names a branch of a session.
+type branchKey struct{ session, branch string }
+
 // branchEntry is one opened branch.
 type branchEntry struct {
 	session, branch, dir string
@@ -42,7 +45,7 @@ type branchEntry struct {
 }
 
 func newRegistry(store *sessions.Store, gw *gateway.Gateway, warn func(string)) *registry {
-	return &registry{store: store, gw: gw, warn: warn, branches: map[string]*branchEntry{}, currents: map[string]currentBranch{}}
+	return &registry{store: store, gw: gw, warn: warn, branches: map[branchKey]*branchEntry{}, currents: map[string]currentBranch{}}
 }
 
 // lookup returns the branch of session id named branch (empty: where the
@@ -66,7 +69,7 @@ func (r *registry) lookup(ctx context.Context, id, branch string) (*branchEntry,
 	} else if err := sessions.ValidateBranch(branch); err != nil {
 		return nil, fmt.Errorf("branch %q: %w", branch, err)
 	}
-	key := id + "/" + branch
+	key := branchKey{id, branch}
 	r.mu.RLock()
 	e := r.branches[key]
 	r.mu.RUnlock()
@@ -84,9 +87,9 @@ func (r *registry) lookup(ctx context.Context, id, branch string) (*branchEntry,
 	}
 	e.recovered.Do(func() {
 		if n, err := r.gw.Recover(ctx, e.dir); err != nil {
-			r.warn(fmt.Sprintf("recover interrupted calls of %s: %v", key, err))
+			r.warn(fmt.Sprintf("recover interrupted calls of %s/%s: %v", e.session, e.branch, err))
 		} else if n > 0 {
-			r.warn(fmt.Sprintf("recorded %d interrupted call(s) of %s", n, key))
+			r.warn(fmt.Sprintf("recorded %d interrupted call(s) of %s/%s", n, e.session, e.branch))
 		}
 	})
 	return e, nil
@@ -129,8 +132,8 @@ func (r *registry) current(id string) (string, error) {
 // opens it anew.
 func (r *registry) forget(e *branchEntry) {
 	r.mu.Lock()
-	if r.branches[e.session+"/"+e.branch] == e {
-		delete(r.branches, e.session+"/"+e.branch)
+	if key := (branchKey{e.session, e.branch}); r.branches[key] == e {
+		delete(r.branches, key)
 	}
 	r.mu.Unlock()
 }
