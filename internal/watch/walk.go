@@ -33,14 +33,21 @@ const maxLinks = 40
 // are let go. Called with mu held.
 func (w *Watcher) walk(t *track) {
 	old := t.refs
+	t.refs = nil
+	t.stale = false
+	// An unwatched path keeps the watches it got so far: a change there
+	// has it walked again.
+	t.watched = w.follow(t)
+	// The new refs, taken first, keep the watches both walks need.
+	w.release(old)
+}
+
+// release drops the refs old and removes the watches left without refs.
+// Called with mu held.
+func (w *Watcher) release(old []ref) {
 	for _, r := range old {
 		w.unref(r)
 	}
-	t.refs = nil
-	t.stale = false
-	t.watched = w.follow(t)
-	// An unwatched path keeps the watches it got so far: a change there
-	// has it walked again.
 	for _, r := range old {
 		if wr := w.watches[r.wd]; wr != nil && len(wr.refs) == 0 {
 			syscall.InotifyRmWatch(w.fd, uint32(r.wd))
@@ -195,10 +202,10 @@ func components(path string) []string {
 	return strings.Split(path, "/")
 }
 
-// cString is the NUL-padded name of an inotify event.
-func cString(b []byte) string {
+// cString is the name of an inotify event, without its NUL padding.
+func cString(b []byte) []byte {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		b = b[:i]
 	}
-	return string(b)
+	return b
 }

@@ -49,7 +49,16 @@ type Watcher struct {
 	// broken is set when the queue could not be read: nothing is watched
 	// from then on.
 	broken bool
+	// clock orders the uses of paths, to let go of the least recently
+	// used beyond maxPaths.
+	clock uint64
 }
+
+// maxPaths bounds the paths a Watcher follows, and so the inotify watches
+// it holds: they count against a per-user limit shared with the user's
+// other programs (editors watch their projects). A path let go is walked
+// again when next asked about, under a new version.
+const maxPaths = 1024
 
 // trackKey names a tracked path and whether its last component is followed
 // when it is a symbolic link.
@@ -68,6 +77,8 @@ type track struct {
 	// watched is false when the path cannot be followed exactly.
 	watched bool
 	refs    []ref
+	// used is the clock of the last question about the path.
+	used uint64
 }
 
 // ref is a track's interest in one watch: events on the watched inode
@@ -187,14 +198,13 @@ func (w *Watcher) apply(buf []byte) {
 		if end > len(buf) {
 			break
 		}
-		name := cString(buf[syscall.SizeofInotifyEvent:end])
-		w.event(ev.Wd, ev.Mask, name)
+		w.event(ev.Wd, ev.Mask, cString(buf[syscall.SizeofInotifyEvent:end]))
 		buf = buf[end:]
 	}
 }
 
 // event applies one event. Called with mu held.
-func (w *Watcher) event(wd int32, mask uint32, name string) {
+func (w *Watcher) event(wd int32, mask uint32, name []byte) {
 	if mask&syscall.IN_Q_OVERFLOW != 0 {
 		w.changedAll()
 		return
@@ -206,7 +216,7 @@ func (w *Watcher) event(wd int32, mask uint32, name string) {
 	for _, r := range wr.refs {
 		// An event without a name is about the watched inode itself, and
 		// concerns every path through it.
-		if name == "" || r.name == name || r.name == anyEntry {
+		if len(name) == 0 || r.name == string(name) || r.name == anyEntry {
 			w.changed(r.t)
 		}
 	}
@@ -267,12 +277,30 @@ func (w *Watcher) version(key trackKey) (uint64, bool) {
 	}
 	t := w.paths[key]
 	if t == nil {
+		if len(w.paths) >= maxPaths {
+			w.forgetOldest()
+		}
 		w.next++
 		t = &track{key: key, version: w.next, stale: true}
 		w.paths[key] = t
 	}
+	w.clock++
+	t.used = w.clock
 	if t.stale {
 		w.walk(t)
 	}
 	return t.version, t.watched
+}
+
+// forgetOldest lets go of the least recently asked about path and of the
+// watches only it needed. Called with mu held.
+func (w *Watcher) forgetOldest() {
+	var oldest *track
+	for _, t := range w.paths {
+		if oldest == nil || t.used < oldest.used {
+			oldest = t
+		}
+	}
+	delete(w.paths, oldest.key)
+	w.release(oldest.refs)
 }

@@ -303,3 +303,33 @@ func TestNotWatched(t *testing.T) {
 		t.Fatal("watched after Close")
 	}
 }
+
+// Beyond maxPaths, the least recently asked about path is let go with its
+// watches, and is followed again, under a new version, when asked again.
+func TestPathsBounded(t *testing.T) {
+	w := newWatcher(t)
+	root := t.TempDir()
+	path := func(i int) string { return filepath.Join(root, strconv.Itoa(i%16), strconv.Itoa(i)) }
+	for i := range 16 {
+		must(t, os.Mkdir(filepath.Join(root, strconv.Itoa(i)), 0o700))
+	}
+	first, _ := w.Version(path(0))
+	for i := 1; i < maxPaths+100; i++ {
+		write(t, path(i), "x")
+		if _, ok := w.Version(path(i)); !ok {
+			t.Fatalf("%s not watched", path(i))
+		}
+	}
+	if n := len(w.paths); n > maxPaths {
+		t.Fatalf("%d paths followed, want at most %d", n, maxPaths)
+	}
+	// The directories on the way, the 16 below root and the files still
+	// followed: no watch is left behind by a path let go.
+	if n, most := len(w.watches), strings.Count(root, "/")+1+16+maxPaths; n > most {
+		t.Fatalf("%d watches, want at most %d", n, most)
+	}
+	again, ok := w.Version(path(0))
+	if !ok || again == first {
+		t.Fatalf("path 0 asked again: version %d (was %d), watched %v", again, first, ok)
+	}
+}
