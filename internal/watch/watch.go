@@ -13,7 +13,9 @@
 // A path the Watcher cannot follow exactly (no inotify, no watch left, a
 // file system that may change behind the kernel's back such as NFS or
 // FUSE, a path it may not read) is reported as not watched, and the caller
-// checks the file itself.
+// checks the file itself. Two changes raise no event and are not seen: a
+// write through a shared memory mapping, and a file system mounted over a
+// directory on the way.
 package watch
 
 import (
