@@ -24,6 +24,22 @@ func BenchmarkRender(b *testing.B) {
 	}
 }
 
+// checkEntry is the entry of a check, what serve writes most.
+func checkEntry() Entry {
+	return Entry{
+		CallID: "01JD0000000000000000000000", Time: testTime, Tool: "read_file", Mode: ModeCheck, Decision: DecisionAllowed,
+		Reason: "allowed", Cwd: "/home/u/proj", Args: json.RawMessage(`{"path":"hello.txt"}`),
+	}
+}
+
+func BenchmarkRenderCheck(b *testing.B) {
+	e := checkEntry()
+	b.ReportAllocs()
+	for b.Loop() {
+		render(&e, 0)
+	}
+}
+
 func BenchmarkAppend(b *testing.B) {
 	for _, bc := range []struct {
 		name   string

@@ -13,6 +13,14 @@ import (
 // becomes \x20. With max > 0 the result is cut to about max runes with "…".
 // unescapeLine reverses it exactly.
 func escapeLine(s string, max int) string {
+	if plainLine(s, max) {
+		return s
+	}
+	return escapeRunes(s, max)
+}
+
+// escapeRunes is escapeLine rune by rune.
+func escapeRunes(s string, max int) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	runes := 0
@@ -50,6 +58,23 @@ func escapeLine(s string, max int) string {
 		i += size
 	}
 	return b.String()
+}
+
+// plainLine reports whether escapeLine(s, max) is s: printable ASCII
+// without a backslash or a space at either end, no longer than max.
+func plainLine(s string, max int) bool {
+	if max > 0 && len(s) > max {
+		return false
+	}
+	if s != "" && (s[0] == ' ' || s[len(s)-1] == ' ') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func hex2(c byte) string {

@@ -41,8 +41,8 @@ func (l *PromptLog) Append(ctx context.Context, c PromptChange) error {
 	}
 	var b bytes.Buffer
 	b.WriteString("* System Prompt Change\n:PROPERTIES:\n")
-	writeProp(&b, "TIMESTAMP", orgTimestamp(c.Time))
-	writeProp(&b, "TIME", c.Time.UTC().Format(timeLayout))
+	writeTimeProp(&b, "TIMESTAMP", c.Time, orgTimestampLayout)
+	writeTimeProp(&b, "TIME", c.Time.UTC(), timeLayout)
 	prop(&b, "SOURCE", c.Source)
 	b.WriteString(":END:\n** Previous\n#+begin_example\n")
 	writeBlockBody(&b, sanitizeBlock(c.Previous))

@@ -46,8 +46,8 @@ func render(e *Entry, maxOutput int) []byte {
 
 	prop(&b, "CALL_ID", e.CallID)
 	if !e.Time.IsZero() {
-		writeProp(&b, "TIMESTAMP", orgTimestamp(e.Time))
-		writeProp(&b, "TIME", e.Time.UTC().Format(timeLayout))
+		writeTimeProp(&b, "TIMESTAMP", e.Time, orgTimestampLayout)
+		writeTimeProp(&b, "TIME", e.Time.UTC(), timeLayout)
 	}
 	prop(&b, "TOOL", e.Tool)
 	prop(&b, "MODE", e.Mode)
@@ -119,6 +119,20 @@ func prop(b *bytes.Buffer, key, value string) {
 // writeProp writes ":KEY: value" with the value column aligned as in
 // CONTRACT.md §7.
 func writeProp(b *bytes.Buffer, key, value string) {
+	writeKey(b, key)
+	b.WriteString(value)
+	b.WriteByte('\n')
+}
+
+// writeTimeProp is writeProp of t in layout.
+func writeTimeProp(b *bytes.Buffer, key string, t time.Time, layout string) {
+	writeKey(b, key)
+	b.Write(t.AppendFormat(b.AvailableBuffer(), layout))
+	b.WriteByte('\n')
+}
+
+// writeKey writes ":KEY:" and the spaces up to the value column.
+func writeKey(b *bytes.Buffer, key string) {
 	b.WriteByte(':')
 	b.WriteString(key)
 	b.WriteByte(':')
@@ -126,8 +140,6 @@ func writeProp(b *bytes.Buffer, key, value string) {
 		b.WriteByte(' ')
 	}
 	b.WriteByte(' ')
-	b.WriteString(value)
-	b.WriteByte('\n')
 }
 
 // cut returns s cut to at most max bytes at a rune boundary.
@@ -145,11 +157,35 @@ func cut(s string, max int) (string, bool) {
 // compactJSON returns the arguments on one line when they are valid JSON, and
 // as given otherwise (the block escape keeps them harmless either way).
 func compactJSON(raw json.RawMessage) []byte {
+	if !spaceOutsideStrings(raw) {
+		// Compact would give raw back: valid JSON is compact already,
+		// and invalid JSON is kept as given.
+		return raw
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return raw
 	}
 	return buf.Bytes()
+}
+
+// spaceOutsideStrings reports whether raw has a JSON space character
+// outside its strings (read as JSON reads them).
+func spaceOutsideStrings(raw []byte) bool {
+	in, esc := false, false
+	for _, c := range raw {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return true
+		}
+	}
+	return false
 }
 
 // headlineSummary is the escaped one-line text after "TOOL: ".
@@ -216,8 +252,9 @@ func summarize(raw json.RawMessage) string {
 	return ""
 }
 
-// orgTimestamp is the inactive Org timestamp of t, for agenda views.
-func orgTimestamp(t time.Time) string { return t.Format("[2006-01-02 Mon 15:04]") }
+// orgTimestampLayout is the layout of the inactive Org timestamp of
+// :TIMESTAMP:, for agenda views.
+const orgTimestampLayout = "[2006-01-02 Mon 15:04]"
 
 // utf8Prefix is the length of the longest prefix of s of at most n bytes
 // that does not cut a UTF-8 sequence.

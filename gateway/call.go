@@ -32,6 +32,9 @@ type Target struct {
 	// AgentTool is the agent's own name of the tool, for calls that came
 	// through an agent hook; it is recorded in tools.org.
 	AgentTool string
+	// Synced says that the caller synced the gateway's Watcher after the
+	// call arrived, so that the decision need not do it again.
+	Synced bool
 }
 
 // Via names an entry point: the via label of the metrics (CONTRACT §6).
@@ -108,6 +111,11 @@ func (g *Gateway) scopePath(t Target) string {
 // run the call.
 func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decision {
 	start := time.Now()
+	// Once per call: every file read below is then as fresh as the call.
+	if !t.Synced {
+		g.syncFiles()
+	}
+	protected := g.protectedNow()
 	defaultCwd := t.Cwd
 	// The branch's default is read only when the call names no directory:
 	// a call's own cwd always wins over it.
@@ -119,12 +127,12 @@ func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decisi
 		extra = append(extra, t.ScopeFile)
 	}
 	if t.BranchDir != "" {
-		extra = append(extra, g.unprotectedSession(t.BranchDir)...)
+		extra = append(extra, unprotectedSession(protected, t.BranchDir)...)
 	}
-	env := g.Env(defaultCwd, extra...)
+	env := g.env(protected, defaultCwd, extra...)
 	env.Execution = ex
 	out := decision{env: env}
-	sc, err := g.LoadScope(g.scopePath(t), env)
+	sc, err := g.loadScope(g.scopePath(t), env)
 	if err != nil {
 		out.d = DenyFor(call.Tool, err)
 	} else {
@@ -197,7 +205,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	}
 	log := g.log(t.BranchDir)
 	journal := &audit.Journal{Dir: audit.InflightDir(t.BranchDir), Now: g.opts.Now}
-	if n, err := journal.Recover(ctx, log); err != nil {
+	if n, err := journal.Recover(ctx, &log); err != nil {
 		g.opts.Warn(fmt.Sprintf("recover interrupted calls of %s: %v", t.BranchDir, err))
 	} else if n > 0 {
 		g.opts.Warn(fmt.Sprintf("recorded %d interrupted call(s) in %s", n, filepath.Join(t.BranchDir, "tools.org")))
@@ -278,24 +286,33 @@ func readOnlyTool(tool string) bool {
 // INTERRUPTED entries; it returns how many.
 func (g *Gateway) Recover(ctx context.Context, branchDir string) (int, error) {
 	journal := &audit.Journal{Dir: audit.InflightDir(branchDir), Now: g.opts.Now}
-	return journal.Recover(ctx, g.log(branchDir))
+	log := g.log(branchDir)
+	return journal.Recover(ctx, &log)
 }
 
-func (g *Gateway) log(branchDir string) *audit.Log {
-	return &audit.Log{Path: filepath.Join(branchDir, "tools.org"), MaxOutput: g.opts.AuditMaxOutput, Now: g.opts.Now, Group: &g.group}
+func (g *Gateway) log(branchDir string) audit.Log {
+	return audit.Log{Path: filepath.Join(branchDir, "tools.org"), MaxOutput: g.opts.AuditMaxOutput, Now: g.opts.Now, Group: &g.group}
 }
 
 // branchCwd is a branch's default working directory: its project root, else
 // its first worktree (metadata's, else an activity session file's); read
-// again only when metadata.yml changes.
+// again only when metadata.yml changes (after syncFiles). Without a
+// metadata.yml it is read every time.
 func (g *Gateway) branchCwd(branchDir string) string {
-	id, ok := statID(filepath.Join(branchDir, sessions.MetadataFile))
+	meta := filepath.Join(branchDir, sessions.MetadataFile)
+	st, err := g.fileStamp(meta)
+	ok := err == nil
 	if ok {
 		g.mu.Lock()
 		c, hit := g.meta[branchDir]
 		g.mu.Unlock()
-		if hit && c.id == id {
+		if hit && c.stamp == st {
 			return c.cwd
+		}
+		if st.watched {
+			// The version says nothing of the file's existence.
+			_, err := os.Lstat(meta)
+			ok = err == nil
 		}
 	}
 	cwd := ""
@@ -314,7 +331,7 @@ func (g *Gateway) branchCwd(branchDir string) string {
 	}
 	if ok {
 		g.mu.Lock()
-		g.meta[branchDir] = cachedCwd{id: id, cwd: cwd}
+		g.meta[branchDir] = cachedCwd{stamp: st, cwd: cwd}
 		g.mu.Unlock()
 	}
 	return cwd
@@ -480,14 +497,15 @@ func (g *Gateway) runRoam(ctx context.Context, call policy.Call) outcome {
 // branch directory itself, outside the session layout) when it lies outside
 // the protected roots — a branch selected with --branch-dir elsewhere, an
 // Emacs activity session: no tool call may write the scope it is decided
-// by, its audit or its metadata, wherever they are.
-func (g *Gateway) unprotectedSession(branchDir string) []string {
+// by, its audit or its metadata, wherever they are. protected are the
+// protected roots of the moment.
+func unprotectedSession(protected []string, branchDir string) []string {
 	dir := filepath.Clean(branchDir)
 	if parent := filepath.Dir(dir); filepath.Base(parent) == "branches" {
 		dir = filepath.Dir(parent)
 	}
-	for _, p := range g.protectedNow() {
-		if dir == p || strings.HasPrefix(dir, p+string(filepath.Separator)) {
+	for _, p := range protected {
+		if strings.HasPrefix(dir, p) && (len(dir) == len(p) || dir[len(p)] == filepath.Separator) {
 			return nil
 		}
 	}

@@ -46,7 +46,8 @@ func (g *Gateway) ExpandScope(ctx context.Context, branchDir string, add session
 	e := audit.Entry{CallID: audit.NewCallID(now), Time: now, Tool: audit.ToolScopeExpand,
 		Decision: audit.DecisionExpanded, Mode: audit.ModeScope, Resource: who,
 		Message: "scope widened by " + who, Args: raw, Summary: strings.Join(summary, "; ")}
-	if err := g.log(branchDir).Append(ctx, e); err != nil {
+	log := g.log(branchDir)
+	if err := log.Append(ctx, e); err != nil {
 		g.opts.Observer.AuditWriteError()
 		return res, fmt.Errorf("scope.yml was widened, but the change could not be recorded in tools.org: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/exec"
+	"github.com/scopegate/scopegate/internal/watch"
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -75,6 +76,14 @@ type Options struct {
 	// ProbeCache, when set, is the file that remembers across processes
 	// that this host can give programs the private view (exec.Host).
 	ProbeCache string
+	// Watcher, when set, tells when the files the gateway caches
+	// (scope.yml, metadata.yml, the sessions root) change, so that a
+	// decision needs no system call to know its cache is fresh; a
+	// long-running process (serve, mcp) sets it. Without it, or for a path
+	// it cannot watch, each decision stats the files (concurrent decisions
+	// share the stat). Either way a file changed before a decision starts
+	// is seen by it.
+	Watcher *watch.Watcher
 }
 
 // Gateway decides and runs tool calls. It is safe for concurrent use.
@@ -98,22 +107,25 @@ type Gateway struct {
 	host exec.Host
 }
 
-// cachedCwd is a branch's default working directory and the identity of the
-// metadata.yml it was read from.
+// cachedCwd is a branch's default working directory and the identity (or
+// watched version) of the metadata.yml it was read from.
 type cachedCwd struct {
-	id  fileID
-	cwd string
+	stamp stamp
+	cwd   string
+}
+
+// stamp tells whether a file changed since it was read: the version the
+// Watcher gave it, or the identity a stat gave.
+type stamp struct {
+	watched bool
+	version uint64
+	id      fileID
 }
 
 // fileID tells whether a file changed: inode, size and modification time.
 type fileID struct {
 	ino, size uint64
 	mtime     time.Time
-}
-
-func statID(path string) (fileID, bool) {
-	id, err := statFile(path)
-	return id, err == nil
 }
 
 // statFile returns the identity of a file.
@@ -129,9 +141,10 @@ func statFile(path string) (fileID, error) {
 	return id, nil
 }
 
-// cachedScope is a compiled scope and the file identity it was read from.
+// cachedScope is a compiled scope and the stamp of the file it was read
+// from.
 type cachedScope struct {
-	id    fileID
+	stamp stamp
 	scope *policy.Scope
 	err   error
 }
@@ -187,7 +200,12 @@ func protectedRoots(roots ...string) []string {
 // Env returns the policy environment of a decision with default cwd; extra
 // protected roots (a scope file given with --scope) are added.
 func (g *Gateway) Env(cwd string, extraProtected ...string) policy.Env {
-	protected := g.protectedNow()
+	g.syncFiles()
+	return g.env(g.protectedNow(), cwd, extraProtected...)
+}
+
+// env is Env with the protected roots of the moment given.
+func (g *Gateway) env(protected []string, cwd string, extraProtected ...string) policy.Env {
 	if len(extraProtected) > 0 {
 		protected = append(append([]string(nil), protected...), protectedRoots(extraProtected...)...)
 	}
@@ -201,15 +219,46 @@ func (g *Gateway) Env(cwd string, extraProtected ...string) policy.Env {
 	}
 }
 
+// Watcher is Options.Watcher: nil when the gateway stats the files it
+// caches. The server shares it for what it caches of the sessions.
+func (g *Gateway) Watcher() *watch.Watcher { return g.opts.Watcher }
+
 // ErrScopeMissing is returned by LoadScope when there is no scope file.
 var ErrScopeMissing = errors.New("scope file missing")
 
 // LoadScope returns the compiled scope of a file, from the cache while the
-// file is unchanged (same inode, size and mtime), else read and compiled
-// anew. A missing file is ErrScopeMissing; an unusable one wraps
-// policy.ErrInvalidScope. Errors are never cached over a changed file.
+// file is unchanged (its watched version, else its inode, size and mtime),
+// else read and compiled anew. A missing file is ErrScopeMissing; an
+// unusable one wraps policy.ErrInvalidScope. Errors are never cached over a
+// changed file.
 func (g *Gateway) LoadScope(path string, env policy.Env) (*policy.Scope, error) {
+	g.syncFiles()
+	return g.loadScope(path, env)
+}
+
+// syncFiles applies the changes the Watcher has been told of: every file
+// changed before it is called is seen as changed afterwards.
+func (g *Gateway) syncFiles() {
+	if g.opts.Watcher != nil {
+		g.opts.Watcher.Sync()
+	}
+}
+
+// fileStamp returns the stamp of path as it is now (after syncFiles): its
+// watched version, else a stat shared with concurrent decisions.
+func (g *Gateway) fileStamp(path string) (stamp, error) {
+	if g.opts.Watcher != nil {
+		if v, ok := g.opts.Watcher.Version(path); ok {
+			return stamp{watched: true, version: v}, nil
+		}
+	}
 	id, err := g.stats.stat(path)
+	return stamp{id: id}, err
+}
+
+// loadScope is LoadScope after syncFiles.
+func (g *Gateway) loadScope(path string, env policy.Env) (*policy.Scope, error) {
+	st, err := g.fileStamp(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrScopeMissing, path)
@@ -219,15 +268,15 @@ func (g *Gateway) LoadScope(path string, env policy.Env) (*policy.Scope, error) 
 	g.mu.Lock()
 	c, ok := g.cache[path]
 	g.mu.Unlock()
-	if ok && c.id == id {
+	if ok && c.stamp == st {
 		return c.scope, c.err
 	}
 	sc, err := g.compile(path, env)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrScopeMissing) {
 		g.opts.Observer.ScopeLoadError()
 	}
 	g.mu.Lock()
-	g.cache[path] = cachedScope{id: id, scope: sc, err: err}
+	g.cache[path] = cachedScope{stamp: st, scope: sc, err: err}
 	g.mu.Unlock()
 	return sc, err
 }
@@ -271,19 +320,19 @@ func (nopObserver) InflightInc()                                 {}
 func (nopObserver) InflightDec()                                 {}
 func (nopObserver) AuditWriteError()                             {}
 
-// protectedNow is the gateway's protected roots as they are now. A
-// sessions root that also holds directories that are not sessions (an
-// Emacs activity directory: session/ with worktrees/ beside it) is
-// protected child by child instead, so that those directories are the
-// scope's to grant: every session, every hidden entry and every file of
+// protectedNow is the gateway's protected roots as they are now (after
+// syncFiles). A sessions root that also holds directories that are not
+// sessions (an Emacs activity directory: session/ with worktrees/ beside
+// it) is protected child by child instead, so that those directories are
+// the scope's to grant: every session, every hidden entry and every file of
 // the root stay protected. The root is read again only when it changes.
 func (g *Gateway) protectedNow() []string {
 	root := g.opts.SessionsDir
 	if root == "" {
 		return g.protected
 	}
-	id, ok := statID(root)
-	if !ok {
+	id, err := g.rootStamp(root)
+	if err != nil {
 		return g.protected
 	}
 	g.mu.Lock()
@@ -321,9 +370,21 @@ func (g *Gateway) protectedNow() []string {
 	return roots
 }
 
+// rootStamp is the stamp of the sessions root: its watched version, which
+// changes with its entries, else its identity, whose mtime does.
+func (g *Gateway) rootStamp(root string) (stamp, error) {
+	if g.opts.Watcher != nil {
+		if v, ok := g.opts.Watcher.Version(root); ok {
+			return stamp{watched: true, version: v}, nil
+		}
+	}
+	id, err := statFile(root)
+	return stamp{id: id}, err
+}
+
 // protectedCache is the protected roots worked out for one state of the
 // sessions root.
 type protectedCache struct {
-	id    fileID
+	id    stamp
 	roots []string
 }

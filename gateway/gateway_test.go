@@ -11,6 +11,7 @@ import (
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/internal/watch"
 	"github.com/scopegate/scopegate/policy"
 )
 
@@ -101,33 +102,86 @@ func TestCheckAuditsOnBranchOnly(t *testing.T) {
 	}
 }
 
+// A scope edited on disk is seen by the next decision, however it was
+// written: with the Watcher serve uses, and with the stat every decision
+// makes without one.
 func TestScopeChangesTakeEffectAtOnce(t *testing.T) {
-	dir, proj := branch(t)
-	obs := newCounter()
-	g := gateway.New(gateway.Options{Observer: obs})
-	ctx := context.Background()
-	c := call("shell", map[string]any{"command": "ls"}, proj)
-	if res, _ := g.Check(ctx, gateway.Target{BranchDir: dir}, c); res.Decision.Allowed {
-		t.Fatal("ls allowed before the expansion")
+	for _, watched := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stat", true: "watched"}[watched], func(t *testing.T) {
+			dir, proj := branch(t)
+			scope := filepath.Join(dir, "scope.yml")
+			obs := newCounter()
+			opts := gateway.Options{Observer: obs}
+			if watched {
+				opts.Watcher = newWatcher(t)
+			}
+			g := gateway.New(opts)
+			ctx := context.Background()
+			ls := call("shell", map[string]any{"command": "ls"}, proj)
+			allow := func(cmd string) string {
+				return "paths:\n  read: [\"" + proj + "/**\"]\nshell_commands:\n  allow: [" + cmd + "]\n"
+			}
+			steps := []struct {
+				name string
+				edit func()
+				want policy.Reason
+				stat bool // also run without a Watcher
+			}{
+				{name: "before", edit: func() {}, want: policy.ReasonCommandNotAllowed, stat: true},
+				{name: "atomic replace by rename", edit: func() { writeScope(t, dir, allow("ls")) }, want: policy.ReasonAllowed, stat: true},
+				{name: "in-place rewrite", edit: func() { writeFile(t, scope, allow("cat"), os.O_TRUNC) }, want: policy.ReasonCommandNotAllowed, stat: true},
+				// Same size, same inode, maybe the same mtime tick: only
+				// the Watcher is sure to see this one on every kernel.
+				{name: "in-place write of the same size", edit: func() { writeFile(t, scope, allow("ls "), 0) }, want: policy.ReasonAllowed},
+				{name: "append", edit: func() { writeFile(t, scope, "paths: {}\n", os.O_APPEND) }, want: policy.ReasonScopeInvalid, stat: true},
+				{name: "invalid", edit: func() { writeScope(t, dir, "paths: [\n") }, want: policy.ReasonScopeInvalid, stat: true},
+				{name: "removed", edit: func() { os.Remove(scope) }, want: policy.ReasonScopeMissing, stat: true},
+				{name: "created again in place", edit: func() { writeFile(t, scope, allow("ls"), os.O_CREATE) }, want: policy.ReasonAllowed, stat: true},
+			}
+			for _, s := range steps {
+				if !watched && !s.stat {
+					continue
+				}
+				s.edit()
+				res, err := g.Check(ctx, gateway.Target{BranchDir: dir}, ls)
+				if err != nil {
+					t.Fatalf("%s: %v", s.name, err)
+				}
+				if res.Decision.Reason != s.want {
+					t.Fatalf("%s: %s (%s), want %s", s.name, res.Decision.Reason, res.Decision.Message, s.want)
+				}
+			}
+			// A duplicate key after "append", the parse error after
+			// "invalid": each counted once.
+			if obs.loadErrors != 2 {
+				t.Fatalf("scope load errors = %d, want 2", obs.loadErrors)
+			}
+		})
 	}
-	writeScope(t, dir, "paths:\n  read: [\""+proj+"/**\"]\nshell_commands:\n  allow: [ls]\n")
-	if res, _ := g.Check(ctx, gateway.Target{BranchDir: dir}, c); !res.Decision.Allowed {
-		t.Fatalf("ls denied after the expansion: %s", res.Decision.Message)
-	}
-	writeScope(t, dir, "paths: [\n")
-	res, _ := g.Check(ctx, gateway.Target{BranchDir: dir}, c)
-	if res.Decision.Reason != policy.ReasonScopeInvalid {
-		t.Fatalf("corrupt scope gave %s", res.Decision.Reason)
-	}
-	if obs.loadErrors != 1 {
-		t.Fatalf("scope load errors = %d, want 1", obs.loadErrors)
-	}
-	if err := os.Remove(filepath.Join(dir, "scope.yml")); err != nil {
+}
+
+// writeFile writes text to path opened for writing with flag added (at its
+// start unless flag has O_APPEND), as an editor saving in place does.
+func writeFile(t *testing.T, path, text string, flag int) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|flag, 0o600)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := g.Check(ctx, gateway.Target{BranchDir: dir}, c); res.Decision.Reason != policy.ReasonScopeMissing {
-		t.Fatalf("missing scope gave %s", res.Decision.Reason)
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
 	}
+}
+
+func newWatcher(t *testing.T) *watch.Watcher {
+	t.Helper()
+	w, err := watch.New()
+	if err != nil {
+		t.Skipf("no inotify here: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
 }
 
 func TestCallRunsAndAudits(t *testing.T) {

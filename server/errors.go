@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 
 	"github.com/scopegate/scopegate/policy"
@@ -92,5 +93,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	w.Write(append(data, '\n'))
+	// Two writes to the response's buffer, not a copy of data.
+	w.Write(data)
+	io.WriteString(w, "\n")
 }

@@ -65,17 +65,34 @@ func (s *Server) routes() http.Handler {
 // strictly into v: invalid UTF-8, unknown fields, trailing data and
 // malformed JSON are all 400.
 func readJSON(r *http.Request, v any) error {
-	data, err := io.ReadAll(r.Body)
+	var buf bytes.Buffer
+	data, err := readBody(r, &buf)
 	if err != nil {
+		return err
+	}
+	return decodeJSON(data, v)
+}
+
+// readBody reads the body (bounded by the api middleware), which must be
+// UTF-8, into buf.
+func readBody(r *http.Request, buf *bytes.Buffer) ([]byte, error) {
+	if _, err := buf.ReadFrom(r.Body); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return err
+			return nil, err
 		}
-		return errorf(http.StatusBadRequest, CodeBadRequest, "read body: "+err.Error())
+		return nil, errorf(http.StatusBadRequest, CodeBadRequest, "read body: "+err.Error())
 	}
+	data := buf.Bytes()
 	if !utf8.Valid(data) {
-		return errorf(http.StatusBadRequest, CodeInvalidJSON, "body is not valid UTF-8")
+		return nil, errorf(http.StatusBadRequest, CodeInvalidJSON, "body is not valid UTF-8")
 	}
+	return data, nil
+}
+
+// decodeJSON decodes data strictly into v: unknown fields, trailing data
+// and malformed JSON are all 400.
+func decodeJSON(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -129,6 +146,24 @@ func (s *Server) showSession(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// bodyBuffer returns an empty buffer for a request body: every check and
+// call needs one.
+func (s *Server) bodyBuffer() *bytes.Buffer {
+	if b, ok := s.bodies.Get().(*bytes.Buffer); ok {
+		b.Reset()
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+// releaseBody gives a body buffer back for the next request, unless a large
+// body made it large.
+func (s *Server) releaseBody(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 {
+		s.bodies.Put(b)
+	}
+}
+
 // callRequest is a call (CONTRACT.md §3) plus the branch it is made on.
 type callRequest struct {
 	Branch string          `json:"branch,omitempty"`
@@ -139,8 +174,15 @@ type callRequest struct {
 
 // readCall reads a call request and opens its branch.
 func (s *Server) readCall(r *http.Request) (*branchEntry, policy.Call, error) {
+	buf := s.bodyBuffer()
+	data, err := readBody(r, buf)
 	var req callRequest
-	if err := readJSON(r, &req); err != nil {
+	if err == nil {
+		// The request keeps copies of what it decodes, not data.
+		err = decodeCall(data, &req)
+	}
+	s.releaseBody(buf)
+	if err != nil {
 		return nil, policy.Call{}, err
 	}
 	if req.Tool == "" {
@@ -168,7 +210,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.opts.Gateway.Check(r.Context(), gateway.Target{BranchDir: e.dir, Via: s.via(r)}, call)
+	res, err := s.opts.Gateway.Check(r.Context(), gateway.Target{BranchDir: e.dir, Via: s.via(r), Synced: true}, call)
 	if err != nil {
 		return s.gatewayErr(e, err)
 	}
@@ -181,7 +223,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.opts.Gateway.Call(r.Context(), gateway.Target{BranchDir: e.dir, Via: s.via(r)}, call)
+	res, err := s.opts.Gateway.Call(r.Context(), gateway.Target{BranchDir: e.dir, Via: s.via(r), Synced: true}, call)
 	if err != nil {
 		return s.gatewayErr(e, err)
 	}

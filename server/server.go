@@ -84,6 +84,9 @@ type Server struct {
 	// inflight counts running handlers, so that a shutdown past its grace
 	// period still waits for cancelled calls to be recorded.
 	inflight sync.WaitGroup
+
+	// bodies are buffers for the bodies of checks and calls.
+	bodies sync.Pool
 }
 
 // New returns a server. It errors when the options cannot work.

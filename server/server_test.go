@@ -19,6 +19,7 @@ import (
 	"github.com/scopegate/scopegate/audit"
 	scexec "github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/internal/watch"
 	"github.com/scopegate/scopegate/metrics"
 )
 
@@ -52,8 +53,14 @@ func newEnv(t *testing.T, token string) *env {
 		t.Fatal(err)
 	}
 	e.met = metrics.New(metrics.Options{})
+	// As serve does: the cached files are watched.
+	w, err := watch.New()
+	if err != nil {
+		t.Logf("files are not watched: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
 	gw := gateway.New(gateway.Options{SessionsDir: e.sessions, ConfigDir: filepath.Join(root, "config"),
-		Home: filepath.Join(root, "home"), Observer: e.met, Confine: scexec.ConfineAllowUnconfined})
+		Home: filepath.Join(root, "home"), Observer: e.met, Confine: scexec.ConfineAllowUnconfined, Watcher: w})
 	srv, err := New(Options{Gateway: gw, SessionsDir: e.sessions, ConfigDir: filepath.Join(root, "config"),
 		Metrics: e.met, Token: token})
 	if err != nil {

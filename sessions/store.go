@@ -53,6 +53,13 @@ func (s *Store) SessionDir(id string) string {
 	return dir
 }
 
+// CurrentLink is the path of the current link of the session directory
+// named id in the root (a session found by its metadata's id has its link
+// elsewhere).
+func (s *Store) CurrentLink(id string) string {
+	return filepath.Join(s.Root, id, currentLink)
+}
+
 // byMetadataID finds the session directory whose current branch's
 // metadata.yml has session_id id.
 func (s *Store) byMetadataID(id string) (string, bool) {

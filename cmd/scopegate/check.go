@@ -155,11 +155,16 @@ func (a *app) gatewayWith(obs gateway.Observer, warn func(string)) *gateway.Gate
 // gatewayWithProgress is gatewayWith, streaming shell calls' stderr to
 // progress as it comes.
 func (a *app) gatewayWithProgress(obs gateway.Observer, warn func(string), progress io.Writer) *gateway.Gateway {
+	return gateway.New(a.gatewayOptions(obs, warn, progress))
+}
+
+// gatewayOptions are the options of gatewayWithProgress.
+func (a *app) gatewayOptions(obs gateway.Observer, warn func(string), progress io.Writer) gateway.Options {
 	home, _ := os.UserHomeDir()
 	confine, _ := confineMode(a.confine)
-	return gateway.New(gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, PresetsDir: a.presetsDir(), RoamDir: a.roamDir,
+	return gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, PresetsDir: a.presetsDir(), RoamDir: a.roamDir,
 		Home: home, Confine: confine, HelperPath: a.callBinary, Observer: obs, Warn: warn, Progress: progress,
-		ProbeCache: probeCachePath()})
+		ProbeCache: probeCachePath()}
 }
 
 // probeCachePath is where a process remembers that this host gives

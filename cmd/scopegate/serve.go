@@ -22,6 +22,8 @@ import (
 
 	"github.com/scopegate/scopegate/agents"
 	"github.com/scopegate/scopegate/config"
+	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/internal/watch"
 	"github.com/scopegate/scopegate/metrics"
 	"github.com/scopegate/scopegate/server"
 )
@@ -46,6 +48,8 @@ type serveMain struct {
 	lock *server.Lock
 	lns  []net.Listener
 	srv  *server.Server
+	// watcher tells the gateway when the files it caches change.
+	watcher *watch.Watcher
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -145,7 +149,13 @@ func (m *serveMain) Open(ctx context.Context) error {
 
 	met := metrics.New(metrics.Options{})
 	met.Registry().MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	gw := m.a.gatewayWith(met, func(msg string) { m.log.Warn(msg) })
+	gopts := m.a.gatewayOptions(met, func(msg string) { m.log.Warn(msg) }, nil)
+	m.watcher, err = watch.New()
+	if err != nil {
+		m.log.Warn("file changes are not watched: scope files are checked with a stat per decision", "err", err)
+	}
+	gopts.Watcher = m.watcher
+	gw := gateway.New(gopts)
 	hooks, err := m.a.hookOptions(agents.ClaudeCode, cfg.Hooks)
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
@@ -180,6 +190,9 @@ func (m *serveMain) Close() error {
 		}
 	}
 	m.lns = nil
+	if m.watcher != nil {
+		m.watcher.Close()
+	}
 	if err := m.lock.Release(); err != nil {
 		errs = append(errs, err)
 	}

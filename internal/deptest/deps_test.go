@@ -24,10 +24,10 @@ var allowed = map[string][]string{
 	"audit":                 {"policy", "internal/yamlmsg"},
 	"exec":                  {"policy", "internal/yamlmsg"},
 	"agents":                {"policy", "internal/yamlmsg"},
-	"gateway":               {"agents", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam", "internal/yamlmsg"},
-	"mcp":                   {"gateway", "agents", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam", "internal/yamlmsg"},
-	"cmd/scopegate":         {"mcp", "agents", "gateway", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam", "server", "server/client", "config", "internal/yamlmsg"},
-	"server":                {"mcp", "agents", "gateway", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam", "config", "server/client", "internal/yamlmsg"},
+	"gateway":               {"internal/watch", "agents", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam", "internal/yamlmsg"},
+	"mcp":                   {"internal/watch", "gateway", "agents", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam", "internal/yamlmsg"},
+	"cmd/scopegate":         {"internal/watch", "mcp", "agents", "gateway", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam", "server", "server/client", "config", "internal/yamlmsg"},
+	"server":                {"internal/watch", "mcp", "agents", "gateway", "policy", "profiles", "sessions", "exec", "audit", "metrics", "roam", "config", "server/client", "internal/yamlmsg"},
 	"server/client":         {},
 	"config":                {"internal/yamlmsg"},
 	"cmd/loadgen":           {},
@@ -35,6 +35,7 @@ var allowed = map[string][]string{
 	"internal/orgcheck":     {},
 	"internal/npmclient":    {},
 	"internal/yamlmsg":      {},
+	"internal/watch":        {},
 	"sessions/sessionstest": {"policy", "profiles", "sessions"},
 }
 
