@@ -354,8 +354,10 @@ type process struct {
 	ids  []string
 }
 
+// stop ends the server with SIGTERM (SIGINT stays ignored in a server
+// started from a background job of a non-interactive shell).
 func (p *process) stop() {
-	p.cmd.Process.Signal(os.Interrupt)
+	p.cmd.Process.Signal(syscall.SIGTERM)
 	p.cmd.Wait()
 	if p.dir != "" {
 		os.RemoveAll(p.dir)
