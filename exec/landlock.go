@@ -247,7 +247,7 @@ func parseHelperArgs(args []string) (rules, string, []string, error) {
 // confined. It returns only on failure, with the exit status to use.
 func RunHelper(args []string) int {
 	if len(args) > 1 && args[1] == probeArg {
-		return runProbe()
+		return runProbe(args[2:])
 	}
 	rl, program, argv, err := parseHelperArgs(args)
 	if err != nil {

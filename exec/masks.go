@@ -463,7 +463,7 @@ func (h *Host) listDir(dir string, now time.Time) ([]dirEnt, error) {
 // view returns the private view of a shell call whose TMPDIR is tmp: the
 // roots below /tmp to carry into the private /tmp, the paths to mask.
 func (r *Runner) view(tmp string) (*view, error) {
-	v := &view{}
+	v := &view{UID: os.Getuid(), GID: os.Getgid()}
 	if err := r.denyMasks(v); err != nil {
 		return nil, err
 	}

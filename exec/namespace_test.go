@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -737,6 +738,50 @@ func TestDenyPatternLeadsTo(t *testing.T) {
 		got := slices.ContainsFunc(pats, func(d denyPattern) bool { return d.leadsTo(dir) })
 		if got != want {
 			t.Errorf("leadsTo(%s) = %v, want %v", dir, got, want)
+		}
+	}
+}
+
+// TestPrivateViewAsUnprivilegedUser runs the private-view tests again as a
+// user with no capability on the host (uid and gid 1000), the way most
+// gateways run: the helper maps its own ids, which only an unprivileged
+// process's own-id rule allows. It needs root to start them.
+func TestPrivateViewAsUnprivilegedUser(t *testing.T) {
+	if os.Getenv("SCOPEGATE_TEST_UNPRIVILEGED") != "" {
+		t.Skip("already the unprivileged run")
+	}
+	if os.Getuid() != 0 {
+		t.Skip("needs root to start the tests as another user; they run as this user already")
+	}
+	requireNamespaces(t)
+	// The test binary may sit in a directory only root can enter.
+	dir, err := os.MkdirTemp("", "scopegate-unpriv-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "exec.test")
+	data, err := os.ReadFile(testHelper(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := osexec.Command(bin, "-test.run", "^(TestShellPrivateView|TestShellPrivateViewReadOnlyBinds|TestShellToolchainUnderHome|TestProbeCache)$", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SCOPEGATE_TEST_UNPRIVILEGED=1", "CI=true", "HOME="+dir, "TMPDIR="+dir, "XDG_CACHE_HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{}}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as uid 1000: %v\n%s", err, out)
+	}
+	for _, name := range []string{"TestShellPrivateView", "TestShellPrivateViewReadOnlyBinds", "TestShellToolchainUnderHome", "TestProbeCache"} {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Errorf("as uid 1000, %s did not pass:\n%s", name, out)
 		}
 	}
 }
