@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	osexec "os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -46,12 +45,15 @@ import (
 //  6. applies Landlock;
 //  7. gives up, on the thread that starts the program, the capabilities
 //     anything it starts would get (ambient set cleared; with uid 0, root
-//     no longer gains capabilities by exec), and starts the program as PID 2, in a process group
-//     of its own; it forwards the signals the gateway sends to the
-//     helper's group (SIGINT on timeout) to the program's group, reaps
-//     every orphan, and exits with the program's status (128+signal when
-//     it was killed). When the helper exits or is killed, the kernel kills
-//     every process left in the namespace, so nothing outlives the call.
+//     no longer gains capabilities by exec), and starts the program as
+//     PID 2, in a process group of its own (supervise). It passes on the
+//     gateway's interrupt (a byte on the liveness pipe: SIGINT to the
+//     program's group on timeout), reaps every orphan, and when the
+//     program has ended kills and reaps whatever is left in the
+//     namespace, then tells the gateway the program's status (128+signal
+//     when it was killed) and exits with it. When the helper exits or is
+//     killed, the kernel kills every process left in the namespace, so
+//     nothing outlives the call.
 //
 // The helper is not the program itself because PID 1 ignores signals it
 // has no handler for: a program run as PID 1 would survive the SIGINT of a
@@ -114,9 +116,19 @@ const maxViewJSON = 120 << 10
 const livenessFD = 3
 
 // viewFD is the helper's fd for the write end of a pipe on which it says
-// that the view is built, just before it starts the program: a helper that
-// exits 126 without saying so failed to build the view (forgetProbe).
+// that the view is built (viewBuiltByte), just before it starts the
+// program, and then, once the program has ended and no other process is
+// left in the namespace, the program's status (statusByte, then the
+// status). A helper that exits 126 without saying the first failed to
+// build the view (forgetProbe). With the second the gateway has its
+// answer: the helper only exits after it, and the kernel's teardown of
+// the namespaces (about 2 ms) runs while the gateway goes on.
 const viewFD = 4
+
+const (
+	viewBuiltByte = 'v'
+	statusByte    = 'x'
+)
 
 // namespaceAttr returns the process attributes that start the helper in
 // its namespaces, in its own process group.
@@ -394,10 +406,15 @@ func runInView(rl rules, program string, argv []string) int {
 	if err := dropCaps(); err != nil {
 		return fail("%v", err)
 	}
-	_ = unix.Close(livenessFD)
-	_, _ = unix.Write(viewFD, []byte{'v'})
-	_ = unix.Close(viewFD)
-	return supervise(program, argv)
+	if _, err := unix.Write(viewFD, []byte{viewBuiltByte}); err != nil {
+		return fail("tell the gateway: %v", err)
+	}
+	// The program must not inherit the helper's pipes.
+	unix.CloseOnExec(livenessFD)
+	unix.CloseOnExec(viewFD)
+	code := supervise(program, argv)
+	_, _ = unix.Write(viewFD, []byte{statusByte, byte(code)})
+	return code
 }
 
 // buildView makes the mounts of v (steps 1 to 5 above).
@@ -601,19 +618,34 @@ func dropCaps() error {
 	return nil
 }
 
-// forwarded are the signals the helper passes on to the program's group.
-var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
-	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
+// interruptByte, written by the gateway on the liveness pipe, asks the
+// helper to send SIGINT to the program's group (a timeout, a cancelled
+// call). The gateway does not signal the helper for it: a Go program
+// that forwards signals pays for os/signal's own thread and its
+// handshake (2–3 ms per call on the 2-core test VM), and as PID 1 the
+// helper would ignore signals it has no handler for.
+const interruptByte = 'i'
 
-// supervise starts the program in a process group of its own, forwards
-// signals to it, reaps every child and returns the program's status.
+// orphanReapInterval bounds how long an orphan of the program stays a
+// zombie while the program runs.
+const orphanReapInterval = time.Second
+
+// supervise starts the program in a process group of its own and waits,
+// on one thread and without signal handlers, for the program to end or
+// the gateway to ask: interruptByte sends SIGINT to the program's group, a
+// hang-up (the gateway died) ends the helper and with it everything in
+// the namespace. Orphans are reaped as they wait. When the program has
+// ended, every process left in the namespace is killed and reaped, and
+// supervise returns the program's status (128+signal when it was
+// killed). The helper gives its own standard streams up once the program
+// has them, so that the gateway's pipes close with the last process that
+// writes to them, not with the helper.
 func supervise(program string, argv []string) int {
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, forwarded...)
+	pidfd := -1
 	pid, err := syscall.ForkExec(program, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, PidFD: &pidfd},
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "scopegate: %s: %v\n", argv[0], err)
@@ -622,29 +654,67 @@ func supervise(program string, argv []string) int {
 		}
 		return helperExitCode
 	}
-	go func() {
-		for s := range sigs {
-			_ = syscall.Kill(-pid, s.(syscall.Signal))
+	releaseStdio()
+	code := -1
+	reap := func(flags int) {
+		for {
+			var ws syscall.WaitStatus
+			wpid, err := syscall.Wait4(-1, &ws, flags, nil)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err != nil || wpid <= 0 {
+				return
+			}
+			if wpid == pid && code < 0 {
+				switch {
+				case ws.Exited():
+					code = ws.ExitStatus()
+				case ws.Signaled():
+					code = 128 + int(ws.Signal())
+				}
+			}
 		}
-	}()
-	for {
-		var ws syscall.WaitStatus
-		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
-		if errors.Is(err, syscall.EINTR) {
+	}
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: livenessFD, Events: unix.POLLIN}}
+	for code < 0 {
+		n, err := unix.Poll(fds, int(orphanReapInterval/time.Millisecond))
+		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "scopegate: wait for %s: %v\n", argv[0], err)
 			return helperExitCode
 		}
-		if wpid != pid {
-			continue // an orphan, reaped
+		if n == 0 || fds[0].Revents != 0 {
+			reap(unix.WNOHANG)
 		}
-		switch {
-		case ws.Exited():
-			return ws.ExitStatus()
-		case ws.Signaled():
-			return 128 + int(ws.Signal())
+		if fds[1].Revents != 0 {
+			var b [1]byte
+			if m, _ := unix.Read(livenessFD, b[:]); m == 0 {
+				return helperExitCode // the gateway is gone
+			}
+			if b[0] == interruptByte {
+				_ = syscall.Kill(-pid, syscall.SIGINT)
+			}
 		}
+	}
+	// What the program left behind goes with it, as the kernel would do
+	// when the helper exits.
+	_ = syscall.Kill(-1, syscall.SIGKILL)
+	reap(0)
+	return code
+}
+
+// releaseStdio points the helper's standard streams at /dev/null (closes
+// them when it cannot be opened).
+func releaseStdio() {
+	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	for fd := 0; fd <= 2; fd++ {
+		if err != nil || unix.Dup3(null, fd, 0) != nil {
+			_ = unix.Close(fd)
+		}
+	}
+	if err == nil && null > 2 {
+		_ = unix.Close(null)
 	}
 }

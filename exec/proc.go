@@ -63,7 +63,10 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		}
 		cmd.Path, cmd.Args = sh.r.helper, argv
 	}
-	var viewBuilt func() bool
+	var status *os.File // the read end of the helper's viewFD
+	// interrupt asks the program to stop: SIGINT to its group, or through
+	// the helper of a private view, which is not the program (supervise).
+	interrupt := func(pid int) { _ = syscall.Kill(-pid, syscall.SIGINT) }
 	if sh.rules.View != nil {
 		// The helper watches the read end; the write end stays open here
 		// until the program has ended.
@@ -81,12 +84,8 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		defer said.Close()
 		cmd.ExtraFiles = []*os.File{alive, said}
 		cmd.SysProcAttr = namespaceAttr()
-		viewBuilt = func() bool {
-			said.Close()
-			var b [1]byte
-			n, _ := built.Read(b[:])
-			return n == 1 && b[0] == 'v'
-		}
+		status = built
+		interrupt = func(int) { _, _ = held.Write([]byte{interruptByte}) }
 	}
 	err = cmd.Start()
 	for delay := time.Millisecond; errors.Is(err, syscall.ETXTBSY) && delay < 300*time.Millisecond; delay *= 2 {
@@ -97,7 +96,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		err = cmd.Start()
 	}
 	if err != nil {
-		if viewBuilt != nil {
+		if status != nil {
 			sh.r.host.forgetProbe()
 		}
 		fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], err)
@@ -117,7 +116,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 			return
 		case <-ctx.Done():
 		}
-		_ = syscall.Kill(-pid, syscall.SIGINT)
+		interrupt(pid)
 		t := time.NewTimer(sh.r.opts.KillGrace)
 		defer t.Stop()
 		select {
@@ -126,19 +125,36 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 		}
 	}()
-	// Wait for the leader without reaping it, so its pid (the group id)
-	// cannot be reused before the rest of the group is killed.
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, syscall.EINTR) {
-			break
+	built, code := false, -1
+	if status != nil {
+		cmd.ExtraFiles[1].Close() // so that the read sees the helper's end alone
+		built, code = readStatus(status)
+	}
+	if code < 0 {
+		// Wait for the leader without reaping it, so its pid (the group
+		// id) cannot be reused before the rest of the group is killed.
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if !errors.Is(err, syscall.EINTR) {
+				break
+			}
 		}
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	close(exited)
+	if code >= 0 && !copies(cmd) {
+		// The program and everything it started are gone and reaped;
+		// the helper, alone in its namespaces, is exiting. Its exit and
+		// the namespaces' teardown are reaped on the side.
+		go cmd.Wait()
+		return exitStatus(code)
+	}
 	err = cmd.Wait()
-	if viewBuilt != nil && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == helperExitCode && !viewBuilt() {
+	if code >= 0 {
+		return exitStatus(code)
+	}
+	if status != nil && !built && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == helperExitCode {
 		sh.r.host.forgetProbe()
 	}
 	var ee *osexec.ExitError
@@ -153,6 +169,45 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 	default:
 		return fmt.Errorf("wait for %s: %w", args[0], err)
 	}
+}
+
+// readStatus reads what the helper says on its status pipe: whether the
+// view was built, and the program's status once everything in the
+// namespace has ended (-1 when the helper exited without saying it).
+func readStatus(f *os.File) (built bool, code int) {
+	var b [3]byte
+	n := 0
+	for n < len(b) {
+		m, err := f.Read(b[n:])
+		n += m
+		if err != nil {
+			break
+		}
+	}
+	built = n >= 1 && b[0] == viewBuiltByte
+	if built && n == 3 && b[1] == statusByte {
+		return true, int(b[2])
+	}
+	return built, -1
+}
+
+// copies reports whether cmd copies its standard streams through
+// goroutines, which cmd.Wait must see finish: only for streams that are
+// not files.
+func copies(cmd *osexec.Cmd) bool {
+	isFile := func(v any) bool {
+		_, ok := v.(*os.File)
+		return v == nil || ok
+	}
+	return !isFile(cmd.Stdin) || !isFile(cmd.Stdout) || !isFile(cmd.Stderr)
+}
+
+// exitStatus is the handler's answer for a program's status.
+func exitStatus(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return interp.ExitStatus(code)
 }
 
 // programEnv is the environment a program gets: the interpreter's exported
