@@ -294,6 +294,19 @@ func TestShellPrivateViewExitAndSignals(t *testing.T) {
 			t.Error("a background process outlived the call")
 		}
 	})
+	t.Run("a program that ignores SIGINT is killed after the grace", func(t *testing.T) {
+		// Were it not killed, the call would end after the sleep with
+		// "survived" in its output.
+		res, err := run(t, r, policy.ToolShell, policy.ShellArgs{
+			Command:   "sh -c 'trap \"\" INT; sleep 30; echo survived'",
+			TimeoutMS: ptr[int64](300)}, proj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.TimedOut || strings.Contains(res.Stdout, "survived") {
+			t.Errorf("want a timed-out call whose program did not go on: %+v", res)
+		}
+	})
 }
 
 func TestShellLandlockFallback(t *testing.T) {
