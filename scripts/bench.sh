@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints every performance figure of the README side by side, in one run:
 # CLI start-up and per-call cost against their baselines (pairs alternated,
-# medians), the decision benchmarks, and serve's check throughput against a
+# medians), a program in the private view against Landlock alone
+# (alternated rounds, medians), the decision benchmarks, and serve's check throughput against a
 # bare net/http echo server (rounds interleaved, medians).
 # Usage: bash scripts/bench.sh [rounds]   (default 31; the serve rounds are 3)
 set -euo pipefail
@@ -26,6 +27,21 @@ echo "== CLI processes ($rounds rounds per pair)"
 "$work/loadgen" -mode cli -scopegate "$work/scopegate" -hello "$work/hello-bin" -rounds "$rounds"
 echo "-- the same with scopegate-full, the one binary with every command"
 "$work/loadgen" -mode cli -scopegate "$work/scopegate-full" -hello "$work/hello-bin" -rounds "$rounds" | tail -n +3
+
+echo
+echo "== a program in the private view against Landlock alone (/bin/true, 100 runs each, 7 alternated rounds)"
+go test -c -o "$work/exec.test" ./exec
+for i in 1 2 3 4 5 6 7; do
+  for sub in '^landlock$' '^namespaces\+landlock$'; do
+    (cd exec && "$work/exec.test" -test.run '^$' -test.bench "BenchmarkShell/program_true/$sub" -test.benchtime 100x) | grep -E '^Benchmark'
+  done
+done | tee "$work/view.txt" | awk '{printf "%s %.1f ms\n", $1, $3 / 1e6}'
+awk '
+  $1 ~ /namespaces/ { v[++nv] = $3 / 1e6; next }
+  $1 ~ /landlock/   { l[++nl] = $3 / 1e6 }
+  function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }; return a[int((n + 1) / 2)] }
+  END { for (i = 1; i <= nv; i++) d[i] = v[i] - l[i]; printf "median: Landlock alone %.1f ms, view %.1f ms, paired difference %+.1f ms\n", med(l, nl), med(v, nv), med(d, nv) }
+' "$work/view.txt"
 
 echo
 echo "== decisions (go test ./policy -bench BenchmarkDecide)"
