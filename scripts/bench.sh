@@ -2,8 +2,9 @@
 # Prints every performance figure of the README side by side, in one run:
 # CLI start-up and per-call cost against their baselines (pairs alternated,
 # medians), a program in the private view against Landlock alone
-# (alternated rounds, medians), the decision benchmarks, and serve's check throughput against a
-# bare net/http echo server (rounds interleaved, medians).
+# (alternated rounds, medians), the decision benchmarks, and serve's check
+# throughput against a bare net/http echo server (rounds interleaved,
+# medians).
 # Usage: bash scripts/bench.sh [rounds]   (default 31; the serve rounds are 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
