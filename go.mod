@@ -12,6 +12,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.48.0
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.77
 	mvdan.cc/sh/v3 v3.14.1
 )
 
@@ -38,7 +39,6 @@ require (
 	golang.org/x/tools v0.51.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	honnef.co/go/tools v0.8.2 // indirect
-	kernel.org/pub/linux/libs/security/libcap/psx v1.2.77 // indirect
 )
 
 tool honnef.co/go/tools/cmd/staticcheck

@@ -8,21 +8,24 @@ import (
 	"io/fs"
 	"os"
 	osexec "os/exec"
+	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
 // The private view.
 //
 // With namespaces, the gateway starts the helper in new user, mount and PID
-// namespaces with CAP_SYS_ADMIN and CAP_SETPCAP as ambient capabilities,
-// the only ones the helper needs in its user namespace. The clone is a vfork, as for any
+// namespaces with CAP_SYS_ADMIN (and, for a gateway running as root,
+// CAP_SETPCAP) as ambient capabilities, the only ones the helper needs in
+// its user namespace. The clone is a vfork, as for any
 // program Go starts: the helper maps its own uid and gid, which a process
 // may do for its own ids, so the gateway has nothing to write between the
 // clone and the exec. (Go's own mapping, written by the parent, needs a
@@ -141,8 +144,7 @@ func namespaceAttr() *syscall.SysProcAttr {
 		Setpgid: true,
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
 			syscall.CLONE_VM | syscall.CLONE_VFORK,
-		// CAP_SETPCAP only to lock the secure bits (dropCaps).
-		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
+		AmbientCaps: ambientCaps(),
 		// No Pdeathsig here: the child's parent lies outside its PID
 		// namespace, so the fork code would take it for dead. The helper
 		// arms it itself and checks the liveness pipe.
@@ -338,7 +340,6 @@ func runProbe(args []string) int {
 		if err := mountProc(); err != nil {
 			return err
 		}
-		runtime.LockOSThread()
 		return dropCaps()
 	}()
 	if err != nil {
@@ -346,6 +347,16 @@ func runProbe(args []string) int {
 		return helperExitCode
 	}
 	return 0
+}
+
+// ambientCaps are the helper's capabilities in its user namespace:
+// CAP_SYS_ADMIN for the mounts, and for a gateway running as root
+// CAP_SETPCAP, to lock the secure bits (dropCaps).
+func ambientCaps() []uintptr {
+	if os.Getuid() == 0 {
+		return []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+	}
+	return []uintptr{unix.CAP_SYS_ADMIN}
 }
 
 // mapSelf maps this process's uid and gid in the parent user namespace
@@ -386,6 +397,13 @@ func runInView(rl rules, program string, argv []string) int {
 	if err := mapSelf(rl.View.UID, rl.View.GID); err != nil {
 		return fail("private view: %v", err)
 	}
+	// The program runs as the same user: not dumpable, the helper's
+	// /proc entries (its pipes under fd/) and ptrace stay closed to it.
+	// (After mapSelf: a process that is not dumpable cannot open its own
+	// uid_map for writing unless it is root.)
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail("private view: not dumpable: %v", err)
+	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return fail("working directory: %v", err)
@@ -401,8 +419,6 @@ func runInView(rl rules, program string, argv []string) int {
 	if err := restrict(rl); err != nil {
 		return fail("%v", err)
 	}
-	// The program is started from this thread, whose capabilities go.
-	runtime.LockOSThread()
 	if err := dropCaps(); err != nil {
 		return fail("%v", err)
 	}
@@ -593,27 +609,27 @@ const (
 	secbitNoRootLocked = 1 << 1
 )
 
-// dropCaps makes sure nothing this thread starts has a capability in the
-// user namespace: its ambient set goes, with uid 0 (the gateway runs as
-// root) exec no longer grants root its capabilities, and then every set
-// of the thread is emptied. Both are
-// per-thread: the caller keeps to its OS thread and starts the program
-// from it.
+// dropCaps makes sure nothing the helper starts has a capability in the
+// user namespace, and that no thread of the helper keeps one: the
+// ambient set goes, with uid 0 (the gateway runs as root) exec no longer
+// grants root its capabilities, and then every set is emptied. All three
+// are per-thread, so each is made on every thread of the process at once
+// (psx); a thread the runtime starts later is cloned from one of them.
 func dropCaps() error {
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("clear ambient capabilities: %w", err)
+	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("clear ambient capabilities: %w", e)
 	}
 	if os.Getuid() == 0 {
-		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secbitNoRoot|secbitNoRootLocked, 0, 0, 0); err != nil {
-			return fmt.Errorf("set secure bits: %w", err)
+		if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, secbitNoRoot|secbitNoRootLocked, 0, 0, 0, 0); e != 0 {
+			return fmt.Errorf("set secure bits: %w", e)
 		}
 	}
 	// Empty every set (the inheritable one holds CAP_SYS_ADMIN, which a
 	// file with inheritable file capabilities would turn into a real one).
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("drop capabilities: %w", err)
+	if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return fmt.Errorf("drop capabilities: %w", e)
 	}
 	return nil
 }
@@ -622,23 +638,31 @@ func dropCaps() error {
 // helper to send SIGINT to the program's group (a timeout, a cancelled
 // call). The gateway does not signal the helper for it: a Go program
 // that forwards signals pays for os/signal's own thread and its
-// handshake (2–3 ms per call on the 2-core test VM), and as PID 1 the
-// helper would ignore signals it has no handler for.
+// handshake (2–3 ms per call on the 2-core test VM).
 const interruptByte = 'i'
 
 // orphanReapInterval bounds how long an orphan of the program stays a
 // zombie while the program runs.
 const orphanReapInterval = time.Second
 
+// ignoredInView are the signals the helper ignores once the program has
+// started, so that the program (same user, same namespace) cannot end the
+// helper, and with it the namespace, with one: the program's status stays
+// its own. They are ignored only after the program's exec, which would
+// otherwise inherit them ignored.
+var ignoredInView = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGVTALRM, syscall.SIGPROF, syscall.SIGPIPE}
+
 // supervise starts the program in a process group of its own and waits,
-// on one thread and without signal handlers, for the program to end or
-// the gateway to ask: interruptByte sends SIGINT to the program's group, a
-// hang-up (the gateway died) ends the helper and with it everything in
-// the namespace. Orphans are reaped as they wait. When the program has
-// ended, every process left in the namespace is killed and reaped, and
-// supervise returns the program's status (128+signal when it was
-// killed). The helper gives its own standard streams up once the program
-// has them, so that the gateway's pipes close with the last process that
+// on one thread, for the program to end or the gateway to ask:
+// interruptByte sends SIGINT to the program's group, a hang-up (the
+// gateway died) ends the helper and everything in the namespace. Orphans
+// are reaped at least every orphanReapInterval. Once the program has
+// ended, or the helper gives up, every process left in the namespace is
+// killed and reaped, and supervise returns the program's status
+// (128+signal when it was killed; helperExitCode when the helper gave up).
+// The helper gives its own standard streams up once the program has
+// them, so that the gateway's pipes close with the last process that
 // writes to them, not with the helper.
 func supervise(program string, argv []string) int {
 	pidfd := -1
@@ -654,6 +678,7 @@ func supervise(program string, argv []string) int {
 		}
 		return helperExitCode
 	}
+	signal.Ignore(ignoredInView...)
 	releaseStdio()
 	code := -1
 	reap := func(flags int) {
@@ -676,33 +701,39 @@ func supervise(program string, argv []string) int {
 			}
 		}
 	}
+	// end kills and reaps what is left in the namespace, as the kernel
+	// would when the helper exits, so that what the helper reports is
+	// final.
+	end := func(status int) int {
+		_ = syscall.Kill(-1, syscall.SIGKILL)
+		reap(0)
+		return status
+	}
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: livenessFD, Events: unix.POLLIN}}
+	reaped := time.Now()
 	for code < 0 {
 		n, err := unix.Poll(fds, int(orphanReapInterval/time.Millisecond))
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
-			return helperExitCode
+			return end(helperExitCode)
 		}
-		if n == 0 || fds[0].Revents != 0 {
+		if n == 0 || fds[0].Revents != 0 || time.Since(reaped) >= orphanReapInterval {
 			reap(unix.WNOHANG)
+			reaped = time.Now()
 		}
 		if fds[1].Revents != 0 {
 			var b [1]byte
-			if m, _ := unix.Read(livenessFD, b[:]); m == 0 {
-				return helperExitCode // the gateway is gone
+			if m, _ := unix.Read(livenessFD, b[:]); m <= 0 {
+				return end(helperExitCode) // the gateway is gone
 			}
 			if b[0] == interruptByte {
 				_ = syscall.Kill(-pid, syscall.SIGINT)
 			}
 		}
 	}
-	// What the program left behind goes with it, as the kernel would do
-	// when the helper exits.
-	_ = syscall.Kill(-1, syscall.SIGKILL)
-	reap(0)
-	return code
+	return end(code)
 }
 
 // releaseStdio points the helper's standard streams at /dev/null (closes

@@ -755,6 +755,46 @@ func TestDenyPatternLeadsTo(t *testing.T) {
 	}
 }
 
+// TestShellPrivateViewHelperOutOfReach checks that the program cannot
+// reach the helper that supervises it, though both run as the same user
+// in the same namespaces: not its pipes (through /proc/1/fd, to forge or
+// hold back the status the gateway waits for), not its memory or
+// environment, not a capability on any of its threads, and not its life
+// (a signal from the program does not end it, so the status stays the
+// program's own).
+func TestShellPrivateViewHelperOutOfReach(t *testing.T) {
+	requireNamespaces(t)
+	proj := realDir(t)
+	r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, KillGrace: 200 * time.Millisecond})
+	script := `
+for f in /proc/1/fd/* /proc/1/task/*/fd/*; do
+  timeout 1 sh -c 'printf "x\052" > "$1"' _ "$f" 2>/dev/null && echo "wrote $f"
+  timeout 1 sh -c ': < "$1"' _ "$f" 2>/dev/null && echo "opened $f"
+done
+cat /proc/1/environ >/dev/null 2>&1 && echo "read /proc/1/environ"
+cat /proc/1/mem >/dev/null 2>&1 && echo "read /proc/1/mem"
+for s in /proc/1/task/*/status; do
+  grep -E '^Cap(Eff|Prm|Amb):' "$s" | grep -v '0000000000000000$' | sed "s|^|capability in $s: |"
+done
+for sig in TERM INT HUP QUIT USR1 USR2 ALRM PIPE; do kill -$sig 1 2>/dev/null; done
+sleep 0.2
+echo still-here
+exit 7`
+	if err := os.WriteFile(filepath.Join(proj, "probe.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := run(t, r, policy.ToolShell, shellArgs("sh ./probe.sh"), proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confinement != ConfinementNamespaces {
+		t.Fatalf("confinement %q", res.Confinement)
+	}
+	if res.ExitCode != 7 || strings.TrimSpace(res.Stdout) != "still-here" {
+		t.Errorf("want exit 7 and only still-here on stdout, got exit %d\nstdout:\n%s\nstderr:\n%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+}
+
 // TestPrivateViewAsUnprivilegedUser runs the private-view tests again as a
 // user with no capability on the host (uid and gid 1000), the way most
 // gateways run: the helper maps its own ids, which only an unprivileged

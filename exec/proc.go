@@ -85,7 +85,12 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		cmd.ExtraFiles = []*os.File{alive, said}
 		cmd.SysProcAttr = namespaceAttr()
 		status = built
-		interrupt = func(int) { _, _ = held.Write([]byte{interruptByte}) }
+		interrupt = func(int) {
+			// Never blocks: the kill after the grace must come whatever
+			// holds the pipe.
+			_ = held.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
+			_, _ = held.Write([]byte{interruptByte})
+		}
 	}
 	err = cmd.Start()
 	for delay := time.Millisecond; errors.Is(err, syscall.ETXTBSY) && delay < 300*time.Millisecond; delay *= 2 {
@@ -116,9 +121,9 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 			return
 		case <-ctx.Done():
 		}
-		interrupt(pid)
 		t := time.NewTimer(sh.r.opts.KillGrace)
 		defer t.Stop()
+		interrupt(pid)
 		select {
 		case <-exited:
 		case <-t.C:
