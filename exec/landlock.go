@@ -13,6 +13,7 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // helperArg is the hidden first argument that turns the scopegate binary
@@ -252,6 +253,18 @@ func RunHelper(args []string) int {
 	rl, program, argv, err := parseHelperArgs(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "scopegate: confine: %v\n", err)
+		return helperExitCode
+	}
+	// Descriptors the gateway inherited from whoever started it (an
+	// agent's socket, a file it had open) would pass on to the program,
+	// past Landlock, which checks only opens: none but the standard
+	// streams and the helper's own pipes survive the program's exec.
+	first := uint(3)
+	if rl.View != nil {
+		first = viewFD + 1
+	}
+	if err := unix.CloseRange(first, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintf(os.Stderr, "scopegate: confine: close inherited descriptors: %v\n", err)
 		return helperExitCode
 	}
 	if rl.View != nil {

@@ -795,6 +795,43 @@ exit 7`
 	}
 }
 
+// TestShellInheritedDescriptorsClosed checks that a descriptor the
+// gateway inherited without close-on-exec (an agent's open file or
+// socket) does not reach a confined program, in the private view and
+// under Landlock alone: Landlock checks opens, not descriptors a program
+// already holds.
+func TestShellInheritedDescriptorsClosed(t *testing.T) {
+	requireLandlock(t)
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(outside, []byte(canary), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Open(outside, syscall.O_RDONLY, 0) // no O_CLOEXEC: inherited by every child
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	proj := realDir(t)
+	cmd := "ls /proc/self/fd"
+	if fd < 10 { // sh redirects single-digit descriptors only
+		cmd = "cat <&" + strconv.Itoa(fd) + " 2>/dev/null; " + cmd
+	}
+	for _, ns := range []NamespaceMode{NamespacesAuto, NamespacesOff} {
+		r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Namespaces: ns})
+		if ns == NamespacesAuto {
+			requireNamespaces(t)
+		}
+		res, err := run(t, r, policy.ToolShell, shellArgs(cmd), proj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds := strings.Fields(res.Stdout)
+		if strings.Contains(res.Stdout, canary) || slices.Contains(fds, strconv.Itoa(fd)) || len(fds) > 4 {
+			t.Errorf("%s: the program holds descriptors it did not open (fd %d inherited): %q", res.Confinement, fd, res.Stdout)
+		}
+	}
+}
+
 // TestPrivateViewAsUnprivilegedUser runs the private-view tests again as a
 // user with no capability on the host (uid and gid 1000), the way most
 // gateways run: the helper maps its own ids, which only an unprivileged
