@@ -861,7 +861,9 @@ func TestPrivateViewAsUnprivilegedUser(t *testing.T) {
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := osexec.Command(bin, "-test.run", "^(TestShellPrivateView|TestShellPrivateViewReadOnlyBinds|TestShellToolchainUnderHome|TestProbeCache)$", "-test.v")
+	names := []string{"TestShellPrivateView", "TestShellPrivateViewReadOnlyBinds", "TestShellToolchainUnderHome", "TestProbeCache",
+		"TestShellPrivateViewHelperOutOfReach", "TestShellInheritedDescriptorsClosed", "TestShellPrivateViewExitAndSignals"}
+	cmd := osexec.Command(bin, "-test.run", "^("+strings.Join(names, "|")+")$", "-test.v")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "SCOPEGATE_TEST_UNPRIVILEGED=1", "CI=true", "HOME="+dir, "TMPDIR="+dir, "XDG_CACHE_HOME="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{}}}
@@ -869,7 +871,7 @@ func TestPrivateViewAsUnprivilegedUser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("as uid 1000: %v\n%s", err, out)
 	}
-	for _, name := range []string{"TestShellPrivateView", "TestShellPrivateViewReadOnlyBinds", "TestShellToolchainUnderHome", "TestProbeCache"} {
+	for _, name := range names {
 		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
 			t.Errorf("as uid 1000, %s did not pass:\n%s", name, out)
 		}
