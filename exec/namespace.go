@@ -33,7 +33,9 @@ import (
 // The helper, PID 1 of its namespace:
 //
 //  0. maps its uid and gid to themselves (files keep their owners), with
-//     setgroups denied;
+//     setgroups denied, and makes itself not dumpable: the program runs
+//     as the same user, and must not open the helper's pipes through
+//     /proc/1/fd nor ptrace it;
 //  1. makes every mount private, so nothing it does reaches the host;
 //  2. mounts a fresh tmpfs on /tmp, after cloning the roots that live
 //     below /tmp (read, write, the call's TMPDIR) and moving the clones
@@ -46,10 +48,12 @@ import (
 //     itself, the write roots inside it bound first so they stay writable;
 //  5. mounts a fresh proc on /proc, which shows only the call's processes;
 //  6. applies Landlock;
-//  7. gives up, on the thread that starts the program, the capabilities
-//     anything it starts would get (ambient set cleared; with uid 0, root
-//     no longer gains capabilities by exec), and starts the program as
-//     PID 2, in a process group of its own (supervise). It passes on the
+//  7. gives up, on every thread, its capabilities and those anything it
+//     starts would get (ambient set cleared; with uid 0, root no longer
+//     gains capabilities by exec), and starts the program as PID 2, in a
+//     process group of its own, with no descriptor but the standard
+//     streams (supervise); then it ignores the signals the program could
+//     send it. It passes on the
 //     gateway's interrupt (a byte on the liveness pipe: SIGINT to the
 //     program's group on timeout), reaps every orphan, and when the
 //     program has ended kills and reaps whatever is left in the
