@@ -314,7 +314,19 @@ func restrict(rl rules) error {
 			roFiles = append(roFiles, p)
 		}
 	}
-	err = cfg.RestrictPaths(
+	// From ABI 6, signals and abstract unix sockets are scoped to the
+	// domain: the program cannot stop, signal or talk to a process outside
+	// it (the gateway, its parent under Landlock alone, which a SIGSTOP
+	// would keep from ever enforcing the timeout).
+	args := []any{cfg.HandledAccessFS}
+	if rl.ABI >= 6 {
+		args = append(args, cfg.Scoped)
+	}
+	full, err := landlock.NewConfig(args...)
+	if err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	err = full.Restrict(
 		landlock.RODirs(roDirs...).IgnoreIfMissing(),
 		landlock.ROFiles(roFiles...).IgnoreIfMissing(),
 		rw,

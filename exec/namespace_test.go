@@ -832,6 +832,45 @@ func TestShellInheritedDescriptorsClosed(t *testing.T) {
 	}
 }
 
+// TestShellSignalsScopedToCall checks that a confined program cannot
+// signal a process of the same user outside its call: not the gateway
+// (under Landlock alone its parent, which a SIGSTOP would keep from ever
+// enforcing the timeout), not any other. It uses signal 0, which is
+// checked like any signal and delivers none.
+func TestShellSignalsScopedToCall(t *testing.T) {
+	requireLandlock(t)
+	if landlockABI() < 6 {
+		t.Skip("Landlock scopes signals from ABI 6")
+	}
+	outside := osexec.Command("sleep", "60")
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { outside.Process.Kill(); outside.Wait() })
+	proj := realDir(t)
+	cmd := "sh -c '[ $PPID = 1 ] || [ $PPID = " + strconv.Itoa(os.Getpid()) + " ] || echo parent-$PPID; " +
+		"kill -0 $PPID 2>/dev/null && echo reached-parent; kill -0 " + strconv.Itoa(outside.Process.Pid) + " 2>/dev/null && echo reached-other; echo done'"
+	for _, ns := range []NamespaceMode{NamespacesOff, NamespacesAuto} {
+		if ns == NamespacesAuto {
+			requireNamespaces(t)
+		}
+		r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Namespaces: ns})
+		res, err := run(t, r, policy.ToolShell, shellArgs(cmd), proj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "done"
+		if res.Confinement == ConfinementNamespaces {
+			// The parent is the helper, PID 1 of the call's own
+			// namespace (TestShellPrivateViewHelperOutOfReach).
+			want = "reached-parent\ndone"
+		}
+		if strings.TrimSpace(res.Stdout) != want {
+			t.Errorf("%s: a signal left the call: %q (stderr %q)", res.Confinement, res.Stdout, res.Stderr)
+		}
+	}
+}
+
 // TestPrivateViewAsUnprivilegedUser runs the private-view tests again as a
 // user with no capability on the host (uid and gid 1000), the way most
 // gateways run: the helper maps its own ids, which only an unprivileged
