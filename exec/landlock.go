@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -259,11 +260,11 @@ func RunHelper(args []string) int {
 	// agent's socket, a file it had open) would pass on to the program,
 	// past Landlock, which checks only opens: none but the standard
 	// streams and the helper's own pipes survive the program's exec.
-	first := uint(3)
+	first := 3
 	if rl.View != nil {
 		first = viewFD + 1
 	}
-	if err := unix.CloseRange(first, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+	if err := cloexecFrom(first); err != nil {
 		fmt.Fprintf(os.Stderr, "scopegate: confine: close inherited descriptors: %v\n", err)
 		return helperExitCode
 	}
@@ -287,6 +288,35 @@ func RunHelper(args []string) int {
 		return 127
 	}
 	return helperExitCode
+}
+
+// cloexecFrom marks every descriptor from first up close-on-exec: with
+// one close_range, or where a seccomp filter refuses it, one by one as
+// /proc/self/fd lists them.
+func cloexecFrom(first int) error {
+	err := unix.CloseRange(uint(first), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EPERM) {
+		return cloexecByProc(first)
+	}
+	return err
+}
+
+// cloexecByProc is cloexecFrom without close_range.
+func cloexecByProc(first int) error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < first {
+			continue
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
+			return fmt.Errorf("descriptor %d: %w", fd, err)
+		}
+	}
+	return nil
 }
 
 // restrict applies rl to this process in strict mode.
