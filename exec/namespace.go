@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"os"
 	osexec "os/exec"
-	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,10 +52,10 @@ import (
 //     starts would get (ambient set cleared; with uid 0, root no longer
 //     gains capabilities by exec), and starts the program as PID 2, in a
 //     process group of its own, with no descriptor but the standard
-//     streams (supervise); then it ignores the signals the program could
-//     send it. It passes on the
-//     gateway's interrupt (a byte on the liveness pipe: SIGINT to the
-//     program's group on timeout), reaps every orphan, and when the
+//     streams (supervise), the signals the program could send it left at
+//     their default action, which PID 1 does not receive from inside its
+//     namespace. It passes on the gateway's interrupt (a byte on the
+//     liveness pipe: SIGINT to the program's group on timeout), reaps every orphan, and when the
 //     program has ended kills and reaps whatever is left in the
 //     namespace, then tells the gateway the program's status (128+signal
 //     when it was killed) and exits with it. When the helper exits or is
@@ -420,6 +420,11 @@ func runInView(rl rules, program string, argv []string) int {
 	if err := os.Chdir(cwd); err != nil {
 		return fail("private view: enter %s: %v", cwd, err)
 	}
+	// Landlock gives each thread that restricts itself a domain of its
+	// own (before ABI 8's thread sync), and scopes signals to a domain and
+	// those below it: the thread that starts the program must be the one
+	// that signals it. The helper keeps to this one.
+	runtime.LockOSThread()
 	if err := restrict(rl); err != nil {
 		return fail("%v", err)
 	}
@@ -649,13 +654,30 @@ const interruptByte = 'i'
 // zombie while the program runs.
 const orphanReapInterval = time.Second
 
-// ignoredInView are the signals the helper ignores once the program has
-// started, so that the program (same user, same namespace) cannot end the
-// helper, and with it the namespace, with one: the program's status stays
-// its own. They are ignored only after the program's exec, which would
-// otherwise inherit them ignored.
-var ignoredInView = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
-	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGVTALRM, syscall.SIGPROF, syscall.SIGPIPE}
+// defaultSignals sets every signal the program could send the helper to
+// its default action, just before the program starts: the kernel does
+// not deliver a signal sent from inside a PID namespace to its PID 1 when
+// that signal's action is the default, so no signal of the program's
+// (a kill, a queued "fault" signal) can end the helper or change the
+// status it reports, and the program's exec, which resets handlers to
+// the default anyway, inherits nothing ignored. SIGCHLD's default is to
+// drop it, so an orphan's exit no longer interrupts the wait. Kept are
+// the runtime's own: SIGURG (preemption), SIGPROF, and 32 and 33 (the C
+// library's threads; 33 is also how Go and psx make a system call on
+// every thread); a program sending them reaches a handler that does
+// nothing with them. A real fault in
+// the helper still ends it: the kernel forces those.
+func defaultSignals() {
+	for sig := syscall.Signal(1); sig <= 64; sig++ {
+		switch sig {
+		case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGURG, syscall.SIGPROF, 32, 33:
+			continue
+		}
+		// struct sigaction: handler (0 = SIG_DFL), flags, restorer, mask.
+		var act [4]uintptr
+		_, _, _ = syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act[0])), 0, 8, 0, 0)
+	}
+}
 
 // supervise starts the program in a process group of its own and waits,
 // on one thread, for the program to end or the gateway to ask:
@@ -670,6 +692,7 @@ var ignoredInView = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
 // writes to them, not with the helper.
 func supervise(program string, argv []string) int {
 	pidfd := -1
+	defaultSignals()
 	pid, err := syscall.ForkExec(program, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
@@ -682,7 +705,6 @@ func supervise(program string, argv []string) int {
 		}
 		return helperExitCode
 	}
-	signal.Ignore(ignoredInView...)
 	releaseStdio()
 	code := -1
 	reap := func(flags int) {
@@ -718,7 +740,8 @@ func supervise(program string, argv []string) int {
 	for code < 0 {
 		n, err := unix.Poll(fds, int(orphanReapInterval/time.Millisecond))
 		if errors.Is(err, unix.EINTR) {
-			continue
+			n, err = 0, nil // as a timeout: a run of signals must not keep orphans from their reaping
+			fds[0].Revents, fds[1].Revents = 0, 0
 		}
 		if err != nil {
 			return end(helperExitCode)

@@ -86,11 +86,9 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		cmd.SysProcAttr = namespaceAttr()
 		status = built
 		interrupt = func(int) {
-			// Never blocks: the kill after the grace must come whatever
-			// holds the pipe.
-			_ = held.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
-			_, _ = held.Write([]byte{interruptByte})
+			go held.Write([]byte{interruptByte})
 		}
+
 	}
 	err = cmd.Start()
 	for delay := time.Millisecond; errors.Is(err, syscall.ETXTBSY) && delay < 300*time.Millisecond; delay *= 2 {
