@@ -13,49 +13,77 @@ func safeArith(v string) bool {
 	return !strings.ContainsAny(v, "[]$`")
 }
 
-// arithVars checks the variables an arithmetic expression reads; it returns
-// the names assigned in it (they hold numbers afterwards).
+// arithVars checks the variables an arithmetic expression reads, and
+// records the variables it assigns: they hold numbers afterwards.
 func (c *checker) arithVars(x syntax.ArithmExpr, st *shellState) {
-	if x == nil {
-		return
-	}
-	var assigned []string
-	var visit func(n syntax.Node) bool
-	visit = func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.BinaryArithm:
-			if n.Op >= syntax.Assgn && n.Op <= syntax.ShrAssgn {
-				if w, ok := n.X.(*syntax.Word); ok && arithIdent(w) != "" {
-					assigned = append(assigned, arithIdent(w))
-					syntax.Walk(n.Y, visit)
-					return false
-				}
+	c.arithWalk(x, st, false)
+}
+
+// arithWalk is arithVars; cond says that x may not be evaluated (the right
+// side of && and ||, a branch of ?:, a loop's step), so a variable it
+// assigns may keep its old value.
+func (c *checker) arithWalk(x syntax.ArithmExpr, st *shellState, cond bool) {
+	switch n := x.(type) {
+	case nil:
+	case *syntax.BinaryArithm:
+		if name := assignedIdent(n); name != "" {
+			if n.Op != syntax.Assgn {
+				c.arithRead(name, st) // x += 1 reads x
 			}
-		case *syntax.UnaryArithm:
-			if n.Op == syntax.Inc || n.Op == syntax.Dec {
-				if w, ok := n.X.(*syntax.Word); ok && arithIdent(w) != "" {
-					assigned = append(assigned, arithIdent(w))
-					return false
-				}
-			}
-		case *syntax.Word:
-			if name := arithIdent(n); name != "" {
-				c.arithRead(name, st)
-			}
-			for _, p := range n.Parts {
-				if pe, ok := p.(*syntax.ParamExp); ok && pe.Param != nil {
-					c.arithRead(pe.Param.Value, st)
-				}
-			}
-			return false
+			c.arithWalk(n.Y, st, cond)
+			c.arithAssigned(name, st, cond)
+			return
 		}
-		return true
+		c.arithWalk(n.X, st, cond)
+		switch n.Op {
+		case syntax.AndArit, syntax.OrArit, syntax.TernQuest:
+			c.arithWalk(n.Y, st, true)
+		default:
+			c.arithWalk(n.Y, st, cond)
+		}
+	case *syntax.UnaryArithm:
+		if w, ok := n.X.(*syntax.Word); ok && (n.Op == syntax.Inc || n.Op == syntax.Dec) && arithIdent(w) != "" {
+			c.arithRead(arithIdent(w), st) // x++ evaluates x's value
+			c.arithAssigned(arithIdent(w), st, cond)
+			return
+		}
+		c.arithWalk(n.X, st, cond)
+	case *syntax.ParenArithm:
+		c.arithWalk(n.X, st, cond)
+	case *syntax.Word:
+		if name := arithIdent(n); name != "" {
+			c.arithRead(name, st)
+		}
+		for _, p := range n.Parts {
+			if pe, ok := p.(*syntax.ParamExp); ok && pe.Param != nil {
+				c.arithRead(pe.Param.Value, st)
+			}
+		}
 	}
-	syntax.Walk(x, visit)
-	for _, name := range assigned {
+}
+
+// assignedIdent is the variable an assignment operator (=, +=, …) sets
+// when it is a plain name, else "".
+func assignedIdent(n *syntax.BinaryArithm) string {
+	switch n.Op {
+	case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
+		syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn, syntax.ShrAssgn:
+		if w, ok := n.X.(*syntax.Word); ok {
+			return arithIdent(w)
+		}
+	}
+	return ""
+}
+
+// arithAssigned records that arithmetic assigned a number to name; when the
+// assignment may not run (cond), the variable holds a number only if its
+// old value was a safe one.
+func (c *checker) arithAssigned(name string, st *shellState, cond bool) {
+	old, known := c.varValue(name, st)
+	if !cond || st.numeric[name] || known && safeArith(old) {
 		st.setNumeric(name)
-		st.setVar(name, nil)
 	}
+	st.setVar(name, nil)
 }
 
 // arithRead records that an arithmetic expression reads a variable, whose

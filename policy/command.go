@@ -335,7 +335,7 @@ func operandModeOf(p *parsed, eff optionEffects) operandMode {
 	if mode == opPatternFirst && eff.patternGiven {
 		mode = opRead
 	}
-	if p.sp != nil && p.sp.namesOnly != "" && p.has(p.sp.namesOnly) {
+	if p.sp != nil && (p.sp.namesOnly != "" && p.has(p.sp.namesOnly) || p.sp.ownOperands != "" && p.has(p.sp.ownOperands)) {
 		mode = opNone
 	}
 	return mode

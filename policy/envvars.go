@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -31,8 +33,8 @@ var dangerousVars = map[string]string{
 	"SUDO_ASKPASS": "runs a program", "RUSTC_WRAPPER": "runs a program", "RUSTC": "runs a program", "RUSTDOC": "runs a program",
 	"RUSTFLAGS": "passes flags to the compiler", "OPENSSL_CONF": "loads OpenSSL engines", "GCONV_PATH": "loads code",
 	"LOCPATH": "loads locale data", "NLSPATH": "loads message catalogs", "HOSTALIASES": "redirects host names",
-	"NPM_CONFIG_SCRIPT_SHELL": "runs npm scripts with another shell", "GIT_TRACE": "writes files",
-	"FPATH": "loads shell functions", "GOROOT": "runs the Go tools of another tree", "JAVA_HOME": "runs another JVM",
+	"NPM_CONFIG_SCRIPT_SHELL": "runs npm scripts with another shell",
+	"FPATH":                   "loads shell functions", "GOROOT": "runs the Go tools of another tree", "JAVA_HOME": "runs another JVM",
 	"SUDO_EDITOR": "runs an editor program", "BASH_LOADABLES_PATH": "loads builtins",
 	"GOCACHEPROG": "runs a program as go's cache", "GOAUTH": "runs programs for module authentication",
 	"GORACE": "can write race logs anywhere", "PYTHONPLATLIBDIR": "loads Python code from another directory",
@@ -47,7 +49,7 @@ var dangerousVars = map[string]string{
 // programVars name a program that tools run (a pager, an editor, a
 // compiler). They may be set only to one of a few harmless programs.
 var programVars = map[string][]string{
-	"PAGER": {"cat", "less", "more"}, "GIT_PAGER": {"cat", "less", "more"}, "MANPAGER": {"cat", "less", "more"},
+	"PAGER": {"cat", "less", "more", ""}, "GIT_PAGER": {"cat", "less", "more", ""}, "MANPAGER": {"cat", "less", "more", ""},
 	"SYSTEMD_PAGER": {"cat", "less", ""}, "EDITOR": {"true", "false", ":"}, "VISUAL": {"true", "false", ":"},
 	"GIT_EDITOR": {"true", "false", ":"}, "GIT_SEQUENCE_EDITOR": {"true", "false", ":"},
 	"CC": {"cc", "gcc", "clang", "tcc", "musl-gcc"}, "CXX": {"c++", "g++", "clang++"},
@@ -72,7 +74,24 @@ var safeGitVars = map[string]bool{
 	"GIT_TERMINAL_PROMPT": true, "GIT_OPTIONAL_LOCKS": true, "GIT_NO_REPLACE_OBJECTS": true,
 	"GIT_LITERAL_PATHSPECS": true, "GIT_GLOB_PATHSPECS": true, "GIT_NOGLOB_PATHSPECS": true,
 	"GIT_ICASE_PATHSPECS": true, "GIT_FLUSH": true, "GIT_PROGRESS_DELAY": true, "GIT_MERGE_VERBOSITY": true,
-	"GIT_ADVICE": true, "GIT_DEFAULT_HASH": true,
+	"GIT_ADVICE": true, "GIT_DEFAULT_HASH": true, "GIT_CURL_VERBOSE": true, "GIT_LFS_SKIP_SMUDGE": true,
+	"GIT_REDACT_COOKIES": true, "GIT_TRACE_REDACT": true,
+}
+
+// safeGitVarValues are GIT_* variables safe with the values given only:
+// GIT_MERGE_AUTOEDIT=yes would open an editor program.
+var safeGitVarValues = map[string][]string{"GIT_MERGE_AUTOEDIT": {"no"}}
+
+// gitTraceValue reports whether a GIT_TRACE* value traces to standard
+// error or nowhere: git(1) "an integer value greater than 2 and lower than
+// 10 … file descriptor", "an absolute path … append the trace messages to
+// it" (GIT_TRACE2* also take a directory or a unix socket).
+func gitTraceValue(v string) bool {
+	switch strings.ToLower(v) {
+	case "", "0", "1", "2", "false", "true":
+		return true
+	}
+	return false
 }
 
 // writeDirVars name directories programs write to: allowed only when the
@@ -104,7 +123,11 @@ func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Viola
 				}
 			}
 		}
-		return deny("names a program that tools run; only " + strings.Join(safe, ", ") + " may be given")
+		names := make([]string, len(safe))
+		for i, v := range safe {
+			names[i] = cmp.Or(v, `""`)
+		}
+		return deny("names a program that tools run; only " + strings.Join(names, ", ") + " may be given")
 	}
 	if why, ok := dangerousVars[name]; ok && why != "" {
 		return deny(why)
@@ -119,7 +142,18 @@ func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Viola
 		}
 	}
 	if strings.HasPrefix(name, "GIT_") && !safeGitVars[name] {
-		return deny("changes which repository, configuration or helper programs git uses")
+		switch vals, ok := safeGitVarValues[name]; {
+		case ok:
+			if val == nil || !slices.Contains(vals, *val) {
+				return deny("makes git run a program unless it is " + strings.Join(vals, ", "))
+			}
+		case strings.HasPrefix(name, "GIT_TRACE"):
+			if val == nil || !gitTraceValue(*val) {
+				return deny("writes trace messages to a file or descriptor; give 1 (standard error)")
+			}
+		default:
+			return deny("changes which repository, configuration or helper programs git uses")
+		}
 	}
 	switch {
 	case name == "GOTOOLCHAIN":

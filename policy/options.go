@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -91,6 +92,9 @@ type spec struct {
 	// namesOnly is an option that makes the operands names to print,
 	// nothing read below them (ls -d).
 	namesOnly string
+	// ownOperands is an option under which the operands are left to the
+	// program's own check (ln -s, whose targets are relative to the link).
+	ownOperands string
 	// index is the name index of opts, made on first use (a call uses few
 	// of the table's programs); nil until build.
 	index func() specIndex
@@ -105,6 +109,9 @@ type spec struct {
 	split string
 	// abbrev: subcommands may be abbreviated to a unique prefix (npm).
 	abbrev bool
+	// aliases are other names of subcommands (npm's "innit" for init),
+	// resolved before abbreviations, which may abbreviate them too.
+	aliases map[string]string
 	// imply adds the options that others imply (rm --interactive=never is
 	// -f), so that deny entries match by meaning.
 	imply func(p *parsed)
@@ -406,7 +413,9 @@ func (p *parsed) afterOperand(sp *spec, argv []arg, i, base int) bool {
 		return false
 	}
 	name := a.s
-	if sp.abbrev {
+	if alias, ok := sp.aliases[name]; ok {
+		name = alias
+	} else if sp.abbrev {
 		name = sp.expandAbbrev(name)
 	}
 	sub := sp.subs[name]
@@ -428,9 +437,9 @@ func (p *parsed) addPos(a arg, idx int) {
 	p.posIdx = append(p.posIdx, idx)
 }
 
-// expandAbbrev resolves an abbreviated subcommand: an exact name stays; a
-// prefix of dangerous subcommands becomes the first of them (failing
-// closed), else the one subcommand it abbreviates.
+// expandAbbrev resolves an abbreviated subcommand or alias: an exact name
+// stays; a prefix of dangerous subcommands becomes the first of them
+// (failing closed), else the one subcommand it abbreviates.
 func (sp *spec) expandAbbrev(name string) string {
 	if _, ok := sp.subs[name]; ok {
 		return name
@@ -439,19 +448,28 @@ func (sp *spec) expandAbbrev(name string) string {
 		return name
 	}
 	var danger, found []string
-	for n := range sp.subDanger {
-		if strings.HasPrefix(n, name) && sp.subDanger[n] != "" {
-			danger = append(danger, n)
+	consider := func(n, target string) {
+		if !strings.HasPrefix(n, name) {
+			return
 		}
+		if sp.subDanger[target] != "" {
+			danger = append(danger, target)
+		} else if !slices.Contains(found, target) {
+			found = append(found, target)
+		}
+	}
+	for n := range sp.subDanger {
+		consider(n, n)
+	}
+	for n := range sp.subs {
+		consider(n, n)
+	}
+	for n, target := range sp.aliases {
+		consider(n, target)
 	}
 	if len(danger) > 0 {
 		sort.Strings(danger)
 		return danger[0]
-	}
-	for n := range sp.subs {
-		if strings.HasPrefix(n, name) {
-			found = append(found, n)
-		}
 	}
 	if len(found) == 1 {
 		return found[0]

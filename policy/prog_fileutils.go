@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // Programs that create, change and remove files: rm, mkdir, touch, cp,
 // mv, ln, install, tee, chmod, patch, the compressors, dd.
@@ -29,7 +32,7 @@ func registerFileUtils(add adder) {
 	add(&spec{operands: opWrite, opts: opts(wr("-t --target-directory"), fl("-f --force"), fl("-n --no-clobber"), fl("-u --update"),
 		fl("-v --verbose"), val("-S --suffix"), fl("-T --no-target-directory"), oval("--backup"), fl("-b"))}, "mv")
 	add(&spec{operands: opWriteLast, opts: opts(wr("-t --target-directory"), fl("-s --symbolic"), fl("-f --force"), fl("-n --no-dereference"),
-		fl("-r --relative"), fl("-v --verbose"), fl("-T --no-target-directory"), val("-S --suffix"))}, "ln")
+		fl("-r --relative"), fl("-v --verbose"), fl("-T --no-target-directory"), val("-S --suffix")), ownOperands: "-s", extra: lnExtra}, "ln")
 	add(&spec{operands: opWriteLast, opts: opts(wr("-t --target-directory"), val("-m --mode"), val("-o --owner"), val("-g --group"),
 		fl("-D"), fl("-d --directory"), fl("-c"), fl("-v --verbose"), fl("-s --strip"), exe("--strip-program", whyExec))}, "install")
 	add(&spec{operands: opWriteSecond, opts: opts(val("-f --skip-fields"), val("-s --skip-chars"), val("-w --check-chars"))}, "uniq")
@@ -41,6 +44,62 @@ func registerFileUtils(add adder) {
 	add(&spec{operands: opWrite, opts: opts(fl("-c --stdout --to-stdout"), fl("-d --decompress"), fl("-k --keep"), fl("-f --force"), val("-S --suffix"))},
 		"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "zstd", "unzstd")
 	add(&spec{operands: opNone, extra: ddExtra}, "dd")
+}
+
+// lnExtra checks the operands of ln -s: the link is written, and a
+// relative target is read from the directory the link is in (ln(1):
+// "relative to the directory containing the link"), or from the working
+// directory with -r. A link named by an existing directory goes inside it;
+// both places are checked.
+func lnExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if !p.has("-s") {
+		return
+	}
+	ops := p.operands()
+	targets := ops
+	var bases []arg // the directories relative targets are read from
+	if dirs := p.values("-t"); len(dirs) > 0 {
+		bases = dirs[len(dirs)-1:]
+	} else if len(ops) >= 2 {
+		link := ops[len(ops)-1]
+		targets = ops[:len(ops)-1]
+		if !link.known {
+			c.unknownOperand("ln link")
+			return
+		}
+		c.operand(link.s, AccessWrite, st.cwd, "ln link")
+		bases = append(bases, arg{s: filepath.Dir(link.s), known: true})
+		if abs, err := absPath(link.s, st.cwd, c.env); err == nil && !p.has("-T") && st.cwd != "" {
+			if fi, err := c.env.fs().Stat(abs); err == nil && fi.IsDir() {
+				bases = append(bases, link)
+			}
+		}
+	} else {
+		bases = []arg{{s: ".", known: true}} // the link is made in the working directory
+	}
+	for _, t := range targets {
+		if !t.known {
+			if t.unbounded {
+				c.unknownOperand("ln target")
+			}
+			continue
+		}
+		if filepath.IsAbs(t.s) || strings.HasPrefix(t.s, "~") || p.has("-r") {
+			c.operand(t.s, AccessRead, st.cwd, "ln target")
+			continue
+		}
+		for _, b := range bases {
+			if !b.known {
+				c.unknownOperand("ln target directory")
+				continue
+			}
+			dir, err := absPath(b.s, st.cwd, c.env)
+			if err != nil || st.cwd == "" && !filepath.IsAbs(b.s) {
+				continue // relative to a directory known only at run time
+			}
+			c.operand(filepath.Join(dir, t.s), AccessRead, st.cwd, "ln target "+t.s)
+		}
+	}
 }
 
 // ddExtra: dd's operands are if=FILE (read) and of=FILE (written).

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -24,45 +25,89 @@ func registerGit(add adder) {
 	add(gitSpec(), "git")
 }
 
-// gitConfigExtra: git config that writes (rather than reads) configuration.
+// gitConfigExtra: git config that writes (rather than reads) configuration
+// may set or unset only keys that cannot make git run a program, and
+// writes the file it names (--global, --system, --file) as a tool call.
 func gitConfigExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	reads := map[string]bool{"--get": true, "--get-all": true, "--get-regexp": true, "--get-urlmatch": true,
-		"--list": true, "-l": true, "get": true, "list": true, "--show-origin": true, "--show-scope": true,
+		"--list": true, "-l": true, "--show-origin": true, "--show-scope": true,
 		"--name-only": true, "-z": true, "--null": true, "--type": true, "--bool": true, "--int": true, "--path": true,
 		"--default": true, "--includes": true, "--no-includes": true, "--local": true, "--global": true, "--system": true,
-		"--worktree": true, "--file": true, "-f": true, "--blob": true, "--fixed-value": true}
+		"--worktree": true, "--blob": true, "--fixed-value": true}
+	// Modes that write; the key follows.
+	writes := map[string]bool{"--unset": true, "--unset-all": true, "--add": true, "--replace-all": true}
 	var ops []arg
-	for _, a := range p.args[1:] { // after "config"
+	mode, file := "", ""
+	fileKnown := true
+	args := p.args[1:] // after "config"
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if !a.known {
 			ops = append(ops, a)
 			continue
 		}
-		if strings.HasPrefix(a.s, "-") {
-			name, _, _ := strings.Cut(a.s, "=")
-			if !reads[name] {
-				c.danger(p, allowed, "config", "config "+a.s, whyConfig)
-				return
-			}
+		if !strings.HasPrefix(a.s, "-") {
+			ops = append(ops, a)
 			continue
 		}
-		ops = append(ops, a)
+		name, v, hasVal := strings.Cut(a.s, "=")
+		switch {
+		case name == "--file" || name == "-f":
+			if !hasVal && i+1 < len(args) {
+				i++
+				v, fileKnown = args[i].s, args[i].known
+			}
+			file = v
+		case writes[name]:
+			mode = name
+		case !reads[name]:
+			c.danger(p, allowed, "config", "config "+a.s, whyConfig)
+			return
+		}
 	}
-	if len(ops) > 0 && ops[0].known && (ops[0].s == "get" || ops[0].s == "list") {
-		return
+	if len(ops) > 0 && ops[0].known {
+		switch ops[0].s {
+		case "get", "list":
+			return
+		case "set", "unset":
+			mode, ops = ops[0].s, ops[1:]
+		case "edit", "rename-section", "remove-section":
+			c.danger(p, allowed, "config", "config "+ops[0].s, whyConfig)
+			return
+		}
 	}
 	if p.has("--get") || p.has("--get-all") || p.has("--get-regexp") || p.has("--list") || p.has("-l") || p.has("--get-urlmatch") {
 		return
 	}
-	if len(ops) >= 2 && ops[0].known && ops[1].known && safeGitKey(ops[0].s) {
-		return // setting a key that cannot run programs (user.email…)
+	unset := mode == "--unset" || mode == "--unset-all" || mode == "unset"
+	if !unset && mode == "" && len(ops) < 2 {
+		return // git config KEY reads the value
 	}
-	if len(ops) >= 3 && ops[0].known && ops[0].s == "set" && ops[1].known && safeGitKey(ops[1].s) {
+	safe := len(ops) > 0 && ops[0].known && (unset && safeGitUnset(ops[0].s) || !unset && len(ops) >= 2 && ops[1].known && safeGitSetting(ops[0].s, ops[1].s))
+	if !safe {
+		c.danger(p, allowed, "config", "config (writing)", whyConfig)
 		return
 	}
-	if len(ops) >= 2 || (len(ops) >= 1 && ops[0].known && (ops[0].s == "set" || ops[0].s == "unset" || ops[0].s == "edit" ||
-		ops[0].s == "rename-section" || ops[0].s == "remove-section")) {
-		c.danger(p, allowed, "config", "config (writing)", whyConfig)
+	// The file written, when it is not the repository's own.
+	switch {
+	case file != "" || !fileKnown:
+		if !fileKnown {
+			c.danger(p, allowed, "config", "config --file", "writes a configuration file known only at run time")
+			return
+		}
+		c.operand(file, AccessWrite, st.cwd, "git config --file")
+	case p.has("--global"):
+		c.operand("~/.gitconfig", AccessWrite, st.cwd, "git config --global")
+	case p.has("--system"):
+		c.operand("/etc/gitconfig", AccessWrite, st.cwd, "git config --system")
 	}
+}
+
+// safeGitUnset reports whether unsetting a configuration key cannot make
+// git run a program: the keys safe with any value (unsetting core.pager
+// or credential.helper hands the choice to other configuration files).
+func safeGitUnset(key string) bool {
+	return safeGitKey(key)
 }
 
 // safeGitKeys are configuration keys (or key prefixes ending in .) that
@@ -72,7 +117,36 @@ var safeGitKeys = []string{"color.", "user.name", "user.email", "core.quotepath"
 	"pull.rebase", "pull.ff", "merge.ff", "merge.conflictstyle", "commit.gpgsign", "tag.gpgsign", "gc.auto",
 	"status.", "column.", "i18n.", "push.default", "rebase.autosquash", "rebase.autostash", "diff.renames",
 	"diff.algorithm", "diff.noprefix", "diff.mnemonicprefix", "protocol.version", "fetch.prune", "maintenance.auto",
-	"safe.bareRepository", "core.fsync", "feature.manyfiles", "index.threads", "pack.threads", "blame.coloring"}
+	"safe.bareRepository", "core.fsync", "feature.manyfiles", "index.threads", "pack.threads", "blame.coloring",
+	"core.filemode", "core.whitespace", "core.longpaths", "core.eol", "core.checkstat", "core.trustctime",
+	"core.untrackedcache", "core.preloadindex", "core.commitgraph", "core.bigfilethreshold", "core.compression",
+	"diff.renamelimit", "diff.context", "diff.interhunkcontext", "diff.indentheuristic", "diff.colormoved",
+	"diff.statgraphwidth", "diff.relative", "diff.ignoresubmodules", "merge.renamelimit", "merge.renames",
+	"merge.verbosity", "merge.stat", "http.postbuffer", "http.lowspeedlimit", "http.lowspeedtime", "fetch.parallel",
+	"fetch.writecommitgraph", "rerere.enabled", "rerere.autoupdate", "gc.autodetach", "gc.autopacklimit",
+	"checkout.workers", "push.autosetupremote", "push.followtags", "rebase.updaterefs", "branch.autosetupmerge",
+	"branch.autosetuprebase", "branch.sort", "tag.sort", "grep.linenumber", "grep.patterntype", "grep.extendedregexp",
+	"grep.fullname", "grep.column", "commit.verbose", "commit.status", "am.threeway", "pack.windowmemory"}
+
+// safeGitValues are configuration keys that cannot make git run a program
+// when set to one of the values given: "" resets a helper list
+// (credential.helper) or turns the pager off.
+var safeGitValues = map[string][]string{
+	"core.pager": {"cat", "less", "more", "false", ""}, "credential.helper": {""}, "submodule.recurse": {"false"},
+}
+
+// safeGitSetting reports whether git -c key=val cannot make git run a
+// program.
+func safeGitSetting(key, val string) bool {
+	key = strings.ToLower(key)
+	if strings.HasPrefix(key, "pager.") {
+		key = "core.pager"
+	}
+	if vals, ok := safeGitValues[key]; ok {
+		return slices.Contains(vals, val)
+	}
+	return safeGitKey(key)
+}
 
 // safeGitKey reports whether a configuration key cannot make git run a
 // program (see safeGitKeys).
@@ -93,10 +167,11 @@ func safeGitKey(key string) bool {
 // --exec-path, and checks the paths each subcommand reads.
 func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, v := range p.values("-c") {
-		key, val, _ := strings.Cut(v.s, "=")
-		key = strings.ToLower(key)
-		safe := v.known && ((key == "core.pager" || strings.HasPrefix(key, "pager.")) && (val == "cat" || val == "less" || val == "more" || val == "false") || safeGitKey(key))
-		if !safe {
+		key, val, hasVal := strings.Cut(v.s, "=")
+		if !hasVal {
+			val = "true" // -c KEY sets a boolean
+		}
+		if !v.known || !safeGitSetting(key, val) {
 			c.danger(p, allowed, "-c", "-c "+v.s, "sets configuration (core.pager, core.sshCommand, alias.*…) that can run programs")
 		}
 	}
@@ -230,7 +305,7 @@ func gitPathsExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) 
 		// The pattern is the first operand unless -e gives it; pathspecs
 		// follow (all of . when none).
 		ops := p.operands()
-		if !p.has("-e") && len(ops) > 0 {
+		if !p.has("-e") && !p.has("-f") && len(ops) > 0 {
 			ops = ops[1:]
 		}
 		dirs := []string{"."}
@@ -246,13 +321,108 @@ func gitPathsExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) 
 			c.recursiveRead(p, d, st.cwd, walkOpts{hidden: true})
 		}
 	}
-	for _, a := range p.operands() {
-		if !a.known || strings.Contains(a.s, "://") {
+	ops := p.operands()
+	if p.subPath[0] == "grep" && !p.has("-e") && !p.has("-f") && len(ops) > 0 {
+		ops = ops[1:] // the pattern
+	}
+	var top string
+	topKnown := false
+	for _, a := range ops {
+		if !a.known || strings.Contains(a.s, "://") || !strings.Contains(a.s, ":") {
 			continue
 		}
-		if i := strings.IndexByte(a.s, ':'); i >= 0 && i+1 < len(a.s) {
-			c.operand(a.s[i+1:], AccessRead, st.cwd, "git "+p.subPath[0]+" "+a.s)
+		path, fromTop, fromCwd := gitColonPath(a.s)
+		if fromTop && st.cwd != "" {
+			if !topKnown {
+				top, topKnown = gitWorkTree(c, p, st.cwd), true
+			}
+			c.operand(filepath.Join(top, path), AccessRead, st.cwd, "git "+p.subPath[0]+" "+a.s)
 		}
+		if fromCwd {
+			c.operand(path, AccessRead, st.cwd, "git "+p.subPath[0]+" "+a.s)
+		}
+	}
+}
+
+// gitColonPath is the file an operand with a colon names, and whether its
+// path is from the top of the work tree or from the working directory
+// (gitrevisions(7), gitglossary(7) "pathspec"). REV:PATH and :N:PATH name
+// PATH from the top unless it starts with ./ or ../; pathspec magic :/PATH
+// and :(top)PATH from the top, other magic from the working directory; a
+// plain :PATH is the index's PATH (from the top) or a pathspec (from the
+// working directory), so both. An exclusion (:!PATH, :^PATH,
+// :(exclude)PATH) and REV: name no file read.
+func gitColonPath(s string) (path string, fromTop, fromCwd bool) {
+	i := strings.IndexByte(s, ':')
+	if i > 0 {
+		path = s[i+1:]
+		if path == "" {
+			return "", false, false
+		}
+		if path == "." || path == ".." || strings.HasPrefix(path, "./") || strings.HasPrefix(path, "../") {
+			return path, false, true
+		}
+		return path, true, false
+	}
+	rest := s[1:]
+	top, exclude, magic := false, false, false
+	if strings.HasPrefix(rest, "(") {
+		end := strings.IndexByte(rest, ')')
+		if end < 0 {
+			return rest, false, true
+		}
+		magic = true
+		for w := range strings.SplitSeq(rest[1:end], ",") {
+			switch strings.TrimSpace(w) {
+			case "top":
+				top = true
+			case "exclude":
+				exclude = true
+			}
+		}
+		rest = rest[end+1:]
+	} else {
+		for rest != "" && strings.IndexByte("/!^", rest[0]) >= 0 {
+			magic = true
+			top = top || rest[0] == '/'
+			exclude = exclude || rest[0] != '/'
+			rest = rest[1:]
+		}
+		if magic {
+			rest = strings.TrimPrefix(rest, ":")
+		} else if len(rest) >= 2 && rest[0] >= '0' && rest[0] <= '3' && rest[1] == ':' {
+			return rest[2:], true, false // :N:PATH, a stage of the index
+		}
+	}
+	switch {
+	case exclude:
+		return "", false, false
+	case top:
+		return rest, true, false
+	case magic:
+		return rest, false, true
+	}
+	return rest, true, true
+}
+
+// gitWorkTree is the top of the work tree git would use from cwd: the
+// --work-tree given, else the nearest directory holding .git, else cwd.
+func gitWorkTree(c *checker, p *parsed, cwd string) string {
+	for _, v := range p.values("--work-tree") {
+		if abs, err := absPath(v.s, cwd, c.env); err == nil && v.known {
+			return abs
+		}
+	}
+	fsys := c.env.fs()
+	for dir := filepath.Clean(cwd); ; {
+		if _, err := fsys.Lstat(childPath(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Clean(cwd)
+		}
+		dir = parent
 	}
 }
 
@@ -272,14 +442,15 @@ func gitSpec() *spec {
 	}
 	sub := func(extra ...option) *spec { return &spec{opts: append(append([]option{}, common...), extra...)} }
 	subs := map[string]*spec{
-		"clone":          {operands: opWriteLast, opts: append(append([]option{}, common...), exe("-u", "runs a program as the remote upload-pack"), val("-c"), fl("--recursive --recurse-submodules"))},
-		"fetch":          sub(),
-		"pull":           sub(),
-		"ls-remote":      sub(exe("-u", "runs a program as the remote upload-pack")),
-		"push":           sub(fl("-f --force --force-with-lease --force-if-includes --mirror"), fl("-d --delete"), fl("-u --set-upstream")),
-		"archive":        sub(wr("-o")),
-		"rebase":         sub(exe("-x", "runs a command after every commit")),
-		"grep":           sub(exe("-O", "runs a pager program on the matches"), fl("--no-index"), fl("--untracked")),
+		"clone":     {operands: opWriteLast, opts: append(append([]option{}, common...), exe("-u", "runs a program as the remote upload-pack"), val("-c"), fl("--recursive --recurse-submodules"))},
+		"fetch":     sub(),
+		"pull":      sub(),
+		"ls-remote": sub(exe("-u", "runs a program as the remote upload-pack")),
+		"push":      sub(fl("-f --force --force-with-lease --force-if-includes --mirror"), fl("-d --delete"), fl("-u --set-upstream")),
+		"archive":   sub(wr("-o")),
+		"rebase":    sub(exe("-x", "runs a command after every commit")),
+		"grep": {operands: opPatternFirst, opts: append(append([]option{}, common...), exe("-O --open-files-in-pager", "runs a pager program on the matches"),
+			pat("-e"), patFile("-f"), fl("-F --fixed-strings"), fl("--no-index"), fl("--untracked"), fl("--cached"))},
 		"add":            sub(dflag("-f --force", "stages ignored files, which may be denied ones")),
 		"difftool":       sub(exe("-x", "runs a diff program"), fl("-y --no-prompt")),
 		"mergetool":      sub(),

@@ -52,6 +52,56 @@ var jqImport = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(^|[^A-Za-z0-9_$.])(import|include)\s*"`)
 })
 
+// jqCode is a jq filter with the text of its string literals blanked
+// (the quotes and interpolations \(…) kept) and its comments removed, so
+// that a string "import" is not taken for a directive. An unterminated
+// string or interpolation is blanked to the end; a comment ends no later
+// than jq's does.
+func jqCode(f string) string {
+	b := []byte(f)
+	// depth counts the interpolations open in the string being scanned;
+	// stack holds, per open interpolation, its parentheses still open.
+	var stack []int
+	inString := false
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
+		switch {
+		case inString && ch == '\\' && i+1 < len(b) && b[i+1] == '(':
+			b[i] = ' '
+			i++
+			stack = append(stack, 0)
+			inString = false
+		case inString && ch == '\\':
+			b[i] = ' '
+			if i+1 < len(b) {
+				i++
+				b[i] = ' '
+			}
+		case inString && ch == '"':
+			inString = false
+		case inString:
+			b[i] = ' '
+		case ch == '"':
+			inString = true
+		case ch == '#':
+			for i < len(b) && b[i] != '\n' {
+				b[i] = ' '
+				i++
+			}
+		case ch == '(' && len(stack) > 0:
+			stack[len(stack)-1]++
+		case ch == ')' && len(stack) > 0:
+			if stack[len(stack)-1] == 0 {
+				stack = stack[:len(stack)-1]
+				inString = true // back in the string the interpolation is in
+			} else {
+				stack[len(stack)-1]--
+			}
+		}
+	}
+	return string(b)
+}
+
 // jqExtra refuses a filter that imports modules or data files, and one read
 // from a file (whose directives cannot be checked).
 func jqExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
@@ -60,7 +110,7 @@ func jqExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		c.danger(p, allowed, "-f", "-f", "runs a filter file whose import and include directives, which read files from the library search path, cannot be checked")
 	}
 	for _, t := range texts {
-		if t.known && jqImport().MatchString(t.s) {
+		if t.known && jqImport().MatchString(jqCode(t.s)) {
 			c.danger(p, allowed, "import", "import/include", "reads modules or data files from its library search path, which the call does not name")
 		}
 	}

@@ -32,7 +32,12 @@ func makeExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	}
 	for _, a := range p.operands() {
 		if !a.known {
-			c.danger(p, allowed, "VAR=", "argument known only at run time", "may set a variable that recipes run")
+			switch {
+			case a.number && (a.prefix == "" || a.prefix == "-j" || a.prefix == "-l" || a.prefix == "--jobs=" || a.prefix == "--load-average=" || a.prefix == "--max-load="):
+				// make -j$(nproc), make -j "$(nproc)": a number.
+			default:
+				c.danger(p, allowed, "VAR=", "argument known only at run time", "may set a variable that recipes run")
+			}
 			continue
 		}
 		name, val, ok := strings.Cut(a.s, "=")

@@ -49,20 +49,34 @@ func npmSpec() *spec {
 	loc := opt("--location", valueOpt, effNone, "")
 	return &spec{opts: global, defSub: s(),
 		subs: map[string]*spec{
-			"install": s(gl, loc), "i": s(gl, loc), "add": s(gl), "uninstall": s(gl), "rm": s(gl), "remove": s(gl), "link": s(gl),
-			"update": s(gl), "up": s(gl),
+			"install": s(gl, loc), "uninstall": s(gl), "link": s(gl), "update": s(gl),
 			"config": {opts: global, subs: map[string]*spec{}, subDanger: map[string]string{"set": whyConfig, "edit": whyConfig, "delete": whyConfig, "fix": whyConfig}},
-			"c":      {opts: global, subDanger: map[string]string{"set": whyConfig, "edit": whyConfig, "delete": whyConfig}},
-			"init":   s(), "create": s(), "exec": s(), "x": s(),
+			"init":   s(code("--init-module", "loads a JavaScript module that runs as the initializer")), "exec": s(),
 		},
-		abbrev: true,
-		subDanger: map[string]string{"exec": "runs a package's program, fetched if needed", "x": "runs a package's program, fetched if needed",
-			"explore": "runs a shell in a package", "set": whyConfig, "edit": "runs an editor", "create": "runs a remote initializer package",
-			"init": "runs a remote initializer package when given one", "link": "links packages into the global prefix",
-			"docs": "starts a browser", "bugs": "starts a browser", "repo": "starts a browser", "home": "starts a browser",
-			"ln": "links packages into the global prefix"},
+		abbrev:  true,
+		aliases: npmAliases,
+		subDanger: map[string]string{"exec": "runs a package's program, fetched if needed",
+			"explore": "runs a shell in a package", "set": whyConfig, "edit": "runs an editor",
+			"link": "links packages into the global prefix",
+			"docs": "starts a browser", "bugs": "starts a browser", "repo": "starts a browser"},
 		extra: npmExtra,
 	}
+}
+
+// npmAliases are npm's other names for its commands (npm's
+// lib/utils/cmd-list.js), typos included: "npm innit x" runs init.
+var npmAliases = map[string]string{
+	"author": "owner", "home": "docs", "issues": "bugs", "info": "view", "show": "view", "find": "search",
+	"add": "install", "unlink": "uninstall", "remove": "uninstall", "rm": "uninstall", "r": "uninstall",
+	"un": "uninstall", "rb": "rebuild", "list": "ls", "ln": "link", "create": "init", "i": "install",
+	"it": "install-test", "cit": "install-ci-test", "up": "update", "c": "config", "s": "search", "se": "search",
+	"tst": "test", "t": "test", "ddp": "dedupe", "v": "view", "run": "run-script", "clean-install": "ci",
+	"clean-install-test": "install-ci-test", "x": "exec", "why": "explain", "la": "ll", "verison": "version",
+	"ic": "ci", "innit": "init", "in": "install", "ins": "install", "inst": "install", "insta": "install",
+	"instal": "install", "isnt": "install", "isnta": "install", "isntal": "install", "isntall": "install",
+	"install-clean": "ci", "isntall-clean": "ci", "hlep": "help", "dist-tags": "dist-tag", "upgrade": "update",
+	"udpate": "update", "rum": "run-script", "sit": "install-ci-test", "urn": "run-script", "ogr": "org",
+	"add-user": "adduser",
 }
 
 // pipSpec is pip's table row.

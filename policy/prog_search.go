@@ -25,7 +25,7 @@ func registerSearch(add adder) {
 		val("-j --threads"), val("-M --max-columns"), val("-E --encoding"), val("--colors"), val("--color"), val("--sort"), val("--sortr"),
 		val("--engine"), rd("--ignore-file"), val("--path-separator"), val("-d --max-depth"), val("--max-filesize"), val("--dfa-size-limit"),
 		val("--regex-size-limit"), val("--context-separator"), val("--field-match-separator"), val("--field-context-separator"),
-		val("--hyperlink-format"), val("-V --version"), opt("--files", flagOpt, effPattern, ""), fl("--type-list"), fl("--hidden -."), fl("--no-ignore"),
+		val("--hyperlink-format"), fl("--glob-case-insensitive"), fl("-V --version"), fl("-h --help"), fl("--pcre2-version"), opt("--files", flagOpt, effPattern, ""), fl("--type-list"), fl("--hidden -."), fl("--no-ignore"),
 		fl("-L --follow"), fl("--no-follow"),
 		fl("-u"), fl("-uu"), fl("-uuu")), extra: rgExtra}, "rg")
 	add(&spec{operands: opPatternFirst, opts: opts(exe("-x --exec", "runs a command for every match"), exe("-X --exec-batch", "runs a command on the matches"),
@@ -81,6 +81,9 @@ func rgExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	if p.has("--files") || p.has("--type-list") {
 		return // names only
 	}
+	if p.has("-V") || p.has("-h") || p.has("--pcre2-version") {
+		return // prints its version or help and reads nothing
+	}
 	patternGiven := false
 	for _, o := range p.occ {
 		if o.opt != nil && (o.opt.eff == effPattern || o.opt.eff == effPatternFile) {
@@ -99,13 +102,22 @@ func rgExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 			u += 3
 		}
 	}
-	o := walkOpts{hidden: p.has("--hidden") || u >= 2, follow: p.has("-L")}
-	for _, v := range append(p.values("-g"), p.values("--iglob")...) {
+	o := walkOpts{hidden: p.has("--hidden") || u >= 2, follow: p.has("-L"), rooted: true}
+	for _, v := range p.values("-g") {
 		if g, ok := strings.CutPrefix(v.s, "!"); ok {
-			o.exclude = append(o.exclude, g)
-			o.excludeDir = append(o.excludeDir, strings.TrimSuffix(g, "/**"))
+			if !p.has("--glob-case-insensitive") {
+				o.exclude = append(o.exclude, g)
+				o.excludeDir = append(o.excludeDir, g)
+			}
 		} else {
 			o.include = append(o.include, v.s)
+		}
+	}
+	for _, v := range p.values("--iglob") {
+		// Case-insensitive: as an include it may match more files, so it
+		// is kept; as an exclusion it is not relied on.
+		if !strings.HasPrefix(v.s, "!") {
+			o.include = append(o.include, "*")
 		}
 	}
 	for _, v := range p.values("-t") {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"io/fs"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -19,34 +20,66 @@ type walkOpts struct {
 	hidden    bool            // reads dot-files and dot-directories
 	follow    bool            // follows the symbolic links it meets
 	gitignore map[string]bool // names ignored by the root .gitignore (rg)
-	// The program's own file filters, matched against base names: only
-	// files matching one of include (when given) and none of exclude are
-	// read; directories matching excludeDir are skipped.
+	// The program's own file filters: only files matching one of include
+	// (when given) and none of exclude are read; directories matching
+	// excludeDir are skipped.
 	include, exclude, excludeDir []string
+	// rooted says how the filters match. false: as grep's, fnmatch(3)
+	// against base names, so a filter with a slash matches nothing. true:
+	// as rg's gitignore-style globs, a glob with a slash (other than a
+	// trailing one) against the path relative to the walk's root, others
+	// against base names; a trailing slash matches directories only.
+	rooted bool
 }
 
-// reads reports whether a recursive reader reads a file named name.
-func (o *walkOpts) reads(name string) bool {
-	if len(o.include) > 0 && !matchAny(o.include, name) {
+// reads reports whether a recursive reader reads a file; rel is its path
+// relative to the walk's root.
+func (o *walkOpts) reads(rel, name string) bool {
+	if len(o.include) > 0 && !o.matchAny(o.include, rel, name, false) {
 		return false
 	}
-	return !matchAny(o.exclude, name)
+	return !o.matchAny(o.exclude, rel, name, false)
 }
 
-// matchAny reports whether name matches one of a program's file filters.
-func matchAny(globs []string, name string) bool {
+// skipsDir reports whether a recursive reader skips a directory.
+func (o *walkOpts) skipsDir(rel, name string) bool {
+	return o.matchAny(o.excludeDir, rel, name, true)
+}
+
+// matchAny reports whether a file or directory matches one of a
+// program's filters (see walkOpts.rooted).
+func (o *walkOpts) matchAny(globs []string, rel, name string, dir bool) bool {
 	for _, g := range globs {
-		if ok, _ := doublestar.Match(g, name); ok {
-			return true
-		}
-		// rg globs may carry a directory part: **/x.go, src/*.go.
-		if i := strings.LastIndexByte(g, '/'); i >= 0 {
-			if ok, _ := doublestar.Match(g[i+1:], name); ok {
+		if !o.rooted {
+			if fnmatchName(g, name) {
 				return true
 			}
+			continue
+		}
+		g, dirOnly := strings.CutSuffix(g, "/")
+		if dirOnly && !dir {
+			continue
+		}
+		target := name
+		if strings.Contains(g, "/") {
+			g, target = strings.TrimPrefix(g, "/"), rel
+		}
+		if ok, _ := doublestar.Match(g, target); ok {
+			return true
 		}
 	}
 	return false
+}
+
+// fnmatchName reports whether a base name (no slash) matches an fnmatch(3)
+// pattern: * ? [class] [!class] and backslash escapes. A malformed pattern
+// matches nothing.
+func fnmatchName(pattern, name string) bool {
+	if strings.Contains(pattern, "/") {
+		return false
+	}
+	ok, err := path.Match(strings.ReplaceAll(pattern, "[!", "[^"), name)
+	return ok && err == nil
 }
 
 // recursiveRead refuses a program that reads every file below dir when a
@@ -78,7 +111,7 @@ func (c *checker) recursiveRead(p *parsed, dir, cwd string, o walkOpts) {
 		return
 	}
 	n := 0
-	if denied, rule := c.walkDenied(root, o, &n, 0); denied != "" {
+	if denied, rule := c.walkDenied(root, "", o, &n, 0); denied != "" {
 		c.add(Violation{Reason: ReasonPathDenied, Resource: denied, Rule: rule,
 			Message: fmt.Sprintf("%s reads every file below %s, including %s, which is denied by %s of this session's scope; name the files or directories to read", p.prog, dir, denied, rule)})
 	}
@@ -86,7 +119,7 @@ func (c *checker) recursiveRead(p *parsed, dir, cwd string, o walkOpts) {
 
 // walkDenied returns the first denied path below dir that a recursive
 // reader with options o reads, and the rule denying it.
-func (c *checker) walkDenied(dir string, o walkOpts, n *int, depth int) (string, string) {
+func (c *checker) walkDenied(dir, rel string, o walkOpts, n *int, depth int) (string, string) {
 	if depth > 64 {
 		return "", ""
 	}
@@ -110,15 +143,19 @@ func (c *checker) walkDenied(dir string, o walkOpts, n *int, depth int) (string,
 		if dir == "/" {
 			p = "/" + name
 		}
+		r := name
+		if rel != "" {
+			r = rel + "/" + name
+		}
 		if e.IsDir() {
-			if e.Type()&fs.ModeSymlink == 0 && !matchAny(o.excludeDir, name) {
-				if d, r := c.walkDenied(p, o, n, depth+1); d != "" {
-					return d, r
+			if e.Type()&fs.ModeSymlink == 0 && !o.skipsDir(r, name) {
+				if d, rule := c.walkDenied(p, r, o, n, depth+1); d != "" {
+					return d, rule
 				}
 			}
 			continue
 		}
-		if !o.reads(name) {
+		if !o.reads(r, name) {
 			continue
 		}
 		lower := strings.ToLower(p)

@@ -278,14 +278,14 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 	case *syntax.FuncDecl:
 		c.funcDecl(cmd, st)
 	case *syntax.ArithmCmd:
-		c.arithm(cmd.X, st)
+		c.arithm(cmd.X, st, false)
 	case *syntax.TestClause:
 		c.testExpr(cmd.X, st)
 	case *syntax.DeclClause:
 		c.declClause(cmd, st)
 	case *syntax.LetClause:
 		for _, x := range cmd.Exprs {
-			c.arithm(x, st)
+			c.arithm(x, st, false)
 		}
 	case *syntax.TimeClause:
 		if cmd.Stmt != nil {
@@ -339,9 +339,9 @@ func (c *checker) forClause(cmd *syntax.ForClause, st *shellState) {
 		// than maxLoopItems are not checked one by one, so refused.
 		st.setUnbounded(name, unbounded || known)
 	case *syntax.CStyleLoop:
-		c.arithm(loop.Init, st)
-		c.arithm(loop.Cond, st)
-		c.arithm(loop.Post, st)
+		c.arithm(loop.Init, st, false)
+		c.arithm(loop.Cond, st, false)
+		c.arithm(loop.Post, st, true) // runs only after the body
 	}
 	st.conditional(func() { c.stmts(cmd.Do, st) })
 }
@@ -394,12 +394,12 @@ func (c *checker) testExpr(x syntax.TestExpr, st *shellState) {
 }
 
 // arithm checks an arithmetic expression: subscripts and nested commands
-// in it run at evaluation.
-func (c *checker) arithm(x syntax.ArithmExpr, st *shellState) {
+// in it run at evaluation. cond says it may not run (see arithWalk).
+func (c *checker) arithm(x syntax.ArithmExpr, st *shellState, cond bool) {
 	if x == nil {
 		return
 	}
-	c.arithVars(x, st)
+	c.arithWalk(x, st, cond)
 	syntax.Walk(x, func(n syntax.Node) bool {
 		if w, ok := n.(*syntax.Word); ok {
 			c.nested(w, st)
@@ -476,12 +476,12 @@ func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
 		for _, e := range a.Array.Elems {
 			c.nested(e.Value, st)
 			if e.Index != nil {
-				c.arithm(e.Index, st)
+				c.arithm(e.Index, st, false)
 			}
 		}
 	}
 	if a.Index != nil {
-		c.arithm(a.Index, st)
+		c.arithm(a.Index, st, false)
 	}
 	if a.Name == nil {
 		// export "$x", declare "$name=…": the name is dynamic.

@@ -31,6 +31,11 @@ type arg struct {
 	// dash says that an unknown value starts with a literal "-": an
 	// option (--format=$x), not a file operand.
 	dash bool
+	// number says that the unknown parts of the value are a number
+	// ($(nproc), $((…)), a variable arithmetic assigned) after the literal
+	// text in prefix (make -j$(nproc)).
+	number bool
+	prefix string
 }
 
 // knownArgs makes args of literal strings.
@@ -58,7 +63,9 @@ func (c *checker) words(ws []*syntax.Word, st *shellState) []arg {
 			continue
 		}
 		if !c.static(w.Parts, st) {
-			out = append(out, arg{unbounded: c.unboundedWord(w.Parts, st) || dotDotText(w.Parts), dash: literalDash(w.Parts)})
+			a := arg{unbounded: c.unboundedWord(w.Parts, st) || dotDotText(w.Parts), dash: literalDash(w.Parts)}
+			a.prefix, a.number = c.numberWord(w.Parts, st)
+			out = append(out, a)
 			continue
 		}
 		fields, err := expand.Fields(c.expandConfig(st), w)
@@ -157,6 +164,52 @@ func (c *checker) unboundedWord(parts []syntax.WordPart, st *shellState) bool {
 		}
 	}
 	return false
+}
+
+// numberWord reports whether a word is literal text (returned) followed by
+// a number known only at run time: one arithmetic expansion, ${#x}, a
+// variable arithmetic assigned, or the output of nproc; quoted or not (a
+// number is one field).
+func (c *checker) numberWord(parts []syntax.WordPart, st *shellState) (prefix string, ok bool) {
+	if len(parts) == 1 {
+		if dq, isDq := parts[0].(*syntax.DblQuoted); isDq {
+			parts = dq.Parts
+		}
+	}
+	if len(parts) == 0 || len(parts) > 2 {
+		return "", false
+	}
+	if len(parts) == 2 {
+		lit, isLit := parts[0].(*syntax.Lit)
+		if !isLit {
+			return "", false
+		}
+		prefix = lit.Value
+		parts = parts[1:]
+		if dq, isDq := parts[0].(*syntax.DblQuoted); isDq && len(dq.Parts) == 1 {
+			parts = dq.Parts
+		}
+	}
+	switch p := parts[0].(type) {
+	case *syntax.ArithmExp:
+		return prefix, true
+	case *syntax.ParamExp:
+		if p.Param == nil || p.Excl || p.Index != nil || p.Names != 0 || p.Slice != nil || p.Repl != nil || p.Exp != nil {
+			return "", false
+		}
+		return prefix, p.Width || st.numeric[p.Param.Value]
+	case *syntax.CmdSubst:
+		if len(p.Stmts) != 1 || len(p.Stmts[0].Redirs) > 0 {
+			return "", false
+		}
+		call, isCall := p.Stmts[0].Cmd.(*syntax.CallExpr)
+		if !isCall || len(call.Assigns) > 0 || len(call.Args) == 0 {
+			return "", false
+		}
+		name, _ := plainLiteral(call.Args[0])
+		return prefix, name == "nproc"
+	}
+	return "", false
 }
 
 // literalDash reports whether a word starts with a literal "-".
