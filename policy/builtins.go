@@ -17,7 +17,7 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 	switch name {
 	case "true", "false", ":", "echo", "pwd", "shift", "exit", "return",
 		"break", "continue", "wait", "type", "umask", "ulimit",
-		"times", "jobs", "fg", "bg", "disown", "dirs", "popd", "caller",
+		"times", "jobs", "fg", "bg", "disown", "dirs", "caller",
 		"help", "logout", "suspend":
 	case "unset":
 		c.unset(args, st)
@@ -30,7 +30,11 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 	case "read", "printf", "mapfile", "readarray", "getopts":
 		c.assigningBuiltin(name, args, st)
 	case "cd", "pushd":
-		c.cd(args, st)
+		c.cd(name, args, st)
+	case "popd":
+		// popd goes back to a directory of the stack (or fails): which one
+		// is not followed.
+		st.cwd = ""
 	case "eval", "source", ".", "alias", "enable", "fc", "bind":
 		c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
 			Message: fmt.Sprintf("%s runs or defines code that cannot be checked before it runs; run the commands themselves", name)})
@@ -213,17 +217,35 @@ func (c *checker) declareWords(name string, args []arg, st *shellState) {
 
 // cd follows the working directory, checking that it is readable: relative
 // paths after it are resolved from there.
-func (c *checker) cd(args []arg, st *shellState) {
+func (c *checker) cd(name string, args []arg, st *shellState) {
 	var target *arg
 	physical := false
 	for i := 1; i < len(args); i++ {
 		a := args[i]
-		if a.known && (a.s == "-L" || a.s == "-P" || a.s == "-e" || a.s == "-@" || a.s == "--" || a.s == "-Pe" || a.s == "-eP") {
-			physical = physical || strings.Contains(a.s, "P")
+		if a.known && a.s == "--" {
+			if i+1 < len(args) {
+				target = &args[i+1]
+			}
+			break
+		}
+		if a.known && len(a.s) > 1 && a.s[0] == '-' && strings.Trim(a.s[1:], "LPe@n") == "" {
+			// Options (-L -P -e -@, bundled: -LP), pushd's -n.
+			if name == "pushd" && strings.Contains(a.s, "n") {
+				return // pushd -n adds to the stack without changing directory
+			}
+			if strings.Contains(a.s, "n") {
+				st.cwd = "" // cd -n: an invalid option, cd fails
+				return
+			}
+			physical = strings.LastIndexByte(a.s, 'P') > strings.LastIndexByte(a.s, 'L')
 			continue
 		}
 		target = &args[i]
 		break
+	}
+	if name == "pushd" && (target == nil || target.known && len(target.s) > 1 && (target.s[0] == '+' || target.s[0] == '-')) {
+		st.cwd = "" // pushd with no directory swaps, +N/-N rotate the stack
+		return
 	}
 	if target == nil {
 		if c.env.Home == "" {
@@ -269,6 +291,12 @@ func (c *checker) cd(args []arg, st *shellState) {
 		return
 	}
 	st.cwd = filepath.Clean(abs) // bash's cd is logical by default
+	if fi, err := c.env.fs().Stat(st.cwd); (err != nil || !fi.IsDir()) && !st.made[st.cwd] {
+		// cd fails when the directory does not exist: what runs only if
+		// it succeeded (the rest of an && list) is there, the rest of the
+		// script may not be.
+		st.cwdDeferred = true
+	}
 }
 
 // ptr returns a pointer to s.

@@ -68,6 +68,9 @@ func (c *checker) simple(args []arg, st *shellState, lookup bool) {
 	}
 	if lookup && !strings.Contains(name, "/") {
 		if st.funcs[name] {
+			if st.cwdFuncs[name] {
+				st.cwd = "" // its body changes the directory, from where it is called
+			}
 			return // a function this shell certainly defined: its body is checked
 		}
 		if c.builtin(name, args, st) {
@@ -361,7 +364,8 @@ func (c *checker) checkOperands(p *parsed, mode operandMode, cwd string) {
 			c.optionLikeOperand(p, a.s, cwd)
 			continue
 		}
-		if access, check := operandAccess(mode, i, len(pos), looksLikePath(a.s) || c.exists(a.s, cwd)); check {
+		// From an unknown directory any word may name a file there.
+		if access, check := operandAccess(mode, i, len(pos), looksLikePath(a.s) || cwd == "" || c.exists(a.s, cwd)); check {
 			c.operand(a.s, access, cwd, p.prog+" operand")
 		}
 	}
@@ -418,6 +422,16 @@ func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st 
 	if leaf != nil && leaf.wrapper {
 		c.wrapped(p, leaf, cwd, st)
 	}
+	if p.prog == "mkdir" && cwd != "" {
+		for _, a := range p.operands() {
+			if abs, err := absPath(a.s, cwd, c.env); a.known && err == nil {
+				if st.made == nil {
+					st.made = map[string]bool{}
+				}
+				st.made[filepath.Clean(abs)] = true
+			}
+		}
+	}
 	inner := func() *shellState {
 		// The program's checks share the variables and functions.
 		if st.vars == nil {
@@ -442,9 +456,22 @@ func (c *checker) operand(s string, access Access, cwd, what string) {
 		return
 	}
 	if !filepath.IsAbs(s) && !strings.HasPrefix(s, "~") && cwd == "" {
-		return // relative to a directory known only at run time
+		c.unknownCwd(what + " " + s)
+		return
 	}
 	c.addAll(c.s.checkPath(s, access, cwd, c.env, pathSource{what: what + " " + s}))
+}
+
+// unknownCwd refuses, where scopegate does not run the command itself, a
+// path relative to a working directory known only at run time: after a cd
+// that may fail or may not run, or to a directory named at run time. In
+// confined execution the runner checks it as it runs.
+func (c *checker) unknownCwd(what string) {
+	if c.env.execution() == ExecutionConfined {
+		return
+	}
+	c.add(Violation{Reason: ReasonDynamicCommand, Resource: "working directory",
+		Message: what + " is relative to a working directory known only at run time (after a cd that may fail or not run, or to a directory named at run time); cd to an existing directory named literally, or give the path from /"})
 }
 
 // unknownOperand refuses a file operand whose value is known only at run

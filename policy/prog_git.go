@@ -213,7 +213,8 @@ func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		}
 	}
 	if st.cwd == "" {
-		return // working directory known only at run time
+		c.unknownCwd("git's repository")
+		return
 	}
 	if gitDir != "" {
 		abs, err := absPath(gitDir, st.cwd, c.env)

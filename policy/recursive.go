@@ -97,6 +97,7 @@ func (c *checker) recursiveRead(p *parsed, dir, cwd string, o walkOpts) {
 		dir = "."
 	}
 	if !filepath.IsAbs(dir) && cwd == "" {
+		c.unknownCwd(p.prog + " reading below " + dir)
 		return
 	}
 	abs, err := absPath(dir, cwd, c.env)

@@ -49,6 +49,15 @@ type shellState struct {
 	// shopt are the glob options the script set (globstar, dotglob…).
 	shopt map[string]bool
 	cfg   *expand.Config // built on first use; never shared by clones
+	// cwdDeferred says that cwd holds only for the rest of the && list
+	// being walked: a cd in it may fail (its directory does not exist) or
+	// may not run. The statement's end makes cwd unknown.
+	cwdDeferred bool
+	// made are the directories mkdir creates earlier in the script: a cd
+	// to one of them is taken to succeed.
+	made map[string]bool
+	// cwdFuncs are the functions whose body changes the directory.
+	cwdFuncs map[string]bool
 }
 
 // clone is the state a subshell starts with: a copy, so that what it
@@ -56,7 +65,8 @@ type shellState struct {
 func (st *shellState) clone() *shellState {
 	return &shellState{cwd: st.cwd, pos: st.pos, posKnown: st.posKnown, pipedIn: st.pipedIn, cond: st.cond,
 		vars: maps.Clone(st.vars), funcs: maps.Clone(st.funcs), numeric: maps.Clone(st.numeric),
-		unbounded: maps.Clone(st.unbounded), shopt: maps.Clone(st.shopt)}
+		unbounded: maps.Clone(st.unbounded), shopt: maps.Clone(st.shopt), cwdDeferred: st.cwdDeferred,
+		made: maps.Clone(st.made), cwdFuncs: maps.Clone(st.cwdFuncs)}
 }
 
 // setVar records a variable's value (nil: unknown).
@@ -115,7 +125,13 @@ func (st *shellState) setUnbounded(name string, on bool) {
 // conditional walks f with the state marked conditional.
 func (st *shellState) conditional(f func()) {
 	st.cond++
-	defer func() { st.cond-- }()
+	cwd := st.cwd
+	defer func() {
+		st.cond--
+		if st.cwd != cwd {
+			st.cwd, st.cwdDeferred = "", false // the cd in it may not have run
+		}
+	}()
 	f()
 }
 
@@ -207,6 +223,9 @@ func (c *checker) program(src string, st *shellState) {
 func (c *checker) stmts(ss []*syntax.Stmt, st *shellState) {
 	for _, s := range ss {
 		c.stmt(s, st)
+		if st.cwdDeferred {
+			st.cwd, st.cwdDeferred = "", false
+		}
 	}
 }
 
@@ -238,15 +257,33 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 		c.callExpr(cmd, st)
 	case *syntax.BinaryCmd:
 		if cmd.Op == syntax.Pipe || cmd.Op == syntax.PipeAll {
-			// Each side of a pipeline runs in its own subshell.
+			// Each side of a pipeline runs in its own subshell (the last
+			// one in this shell under shopt -s lastpipe).
 			c.stmt(cmd.X, st.clone())
 			y := st.clone()
 			y.pipedIn = true
 			c.stmt(cmd.Y, y)
+			if st.shopt["lastpipe"] && y.cwd != st.cwd {
+				st.cwd = ""
+			}
 			return
 		}
 		c.stmt(cmd.X, st)
-		st.conditional(func() { c.stmt(cmd.Y, st) }) // && and ||
+		if cmd.Op == syntax.OrStmt && st.cwdDeferred {
+			// Y runs when X failed: X's cd may not have run.
+			st.cwd, st.cwdDeferred = "", false
+		}
+		cwd := st.cwd
+		st.cond++
+		c.stmt(cmd.Y, st)
+		st.cond--
+		if st.cwd != cwd {
+			if cmd.Op == syntax.AndStmt {
+				st.cwdDeferred = true // holds for the rest of the && list
+			} else {
+				st.cwd, st.cwdDeferred = "", false
+			}
+		}
 	case *syntax.Block:
 		c.stmts(cmd.Stmts, st)
 	case *syntax.Subshell:
@@ -349,8 +386,21 @@ func (c *checker) forClause(cmd *syntax.ForClause, st *shellState) {
 // funcDecl checks a function's body and records its name, so that calls to
 // it are not taken for programs: only when it is certainly defined.
 func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
+	changesCwd := false
 	if cmd.Body != nil {
-		c.stmt(cmd.Body, st.clone())
+		body := st.clone()
+		c.stmt(cmd.Body, body)
+		changesCwd = body.cwd != st.cwd || body.cwdDeferred
+	}
+	for _, name := range funcNames(cmd) {
+		if changesCwd {
+			if st.cwdFuncs == nil {
+				st.cwdFuncs = map[string]bool{}
+			}
+			st.cwdFuncs[name] = true
+		} else {
+			delete(st.cwdFuncs, name)
+		}
 	}
 	piped := false // f() { …; } | cmd: a pipeline, run in a subshell
 	if cmd.Body != nil {
@@ -573,6 +623,9 @@ func (c *checker) redirect(r *syntax.Redirect, st *shellState) {
 				Message: "the redirection target " + clip(nodeText(r.Word)) + " is known only at run time (a variable or parameter expansion), so it cannot be checked against the scope; write the path literally"})
 		}
 		return // a command's output: checked by the run-time open handler
+	}
+	if !filepath.IsAbs(args[0].s) && st.cwd == "" && !safeDevice(args[0].s, access) {
+		c.unknownCwd("redirection " + args[0].s)
 	}
 	c.addAll(c.s.checkRedirect(args[0].s, access, st.cwd, c.env))
 }
