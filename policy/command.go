@@ -270,7 +270,7 @@ func (c *checker) checkOptions(p *parsed, allowed allowEntries, cwd string) opti
 		if o.opt == nil {
 			// An option the table does not know: a path given as its value
 			// is still a path.
-			if o.has && o.value.known && looksLikePath(o.value.s) {
+			if o.has && o.value.known && (looksLikePath(o.value.s) || strings.HasPrefix(o.value.s, ".") || c.exists(o.value.s, eff.cwd)) {
 				c.operand(o.value.s, AccessRead, eff.cwd, p.prog+" "+o.id)
 			}
 			continue

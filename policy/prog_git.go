@@ -166,6 +166,24 @@ func safeGitKey(key string) bool {
 // git command. It also refuses -c settings that run programs and
 // --exec-path, and checks the paths each subcommand reads.
 func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if len(p.subPath) > 0 {
+		switch sub := p.subPath[0]; {
+		case strings.HasSuffix(sub, "--helper"):
+			// submodule--helper foreach, bisect--helper run: the commands
+			// behind refused subcommands.
+			c.danger(p, allowed, sub, sub, "is git's internal helper of another subcommand, which runs programs")
+		case strings.HasPrefix(sub, "credential-"):
+			c.danger(p, allowed, sub, sub, "reads or stores credentials")
+		case sub == "apply" || sub == "am":
+			gitPatchExtra(c, p, allowed, st)
+		}
+	}
+	for _, v := range p.values("-L") {
+		// -L <range>:<file> reads the file.
+		if i := strings.LastIndexByte(v.s, ':'); v.known && i >= 0 && i+1 < len(v.s) {
+			c.operand(v.s[i+1:], AccessRead, st.cwd, "git -L")
+		}
+	}
 	for _, v := range p.values("-c") {
 		key, val, hasVal := strings.Cut(v.s, "=")
 		if !hasVal {
@@ -322,6 +340,7 @@ func gitPathsExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) 
 			c.recursiveRead(p, d, st.cwd, walkOpts{hidden: true})
 		}
 	}
+	gitTreeExtra(c, p, st)
 	ops := p.operands()
 	if p.subPath[0] == "grep" && !p.has("-e") && !p.has("-f") && len(ops) > 0 {
 		ops = ops[1:] // the pattern
@@ -342,6 +361,100 @@ func gitPathsExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) 
 		if fromCwd {
 			c.operand(path, AccessRead, st.cwd, "git "+p.subPath[0]+" "+a.s)
 		}
+	}
+}
+
+// gitPatchExtra checks the files a patch git apply (or am) writes: read
+// from the patch files named, refused when the patch comes from standard
+// input or creates a symbolic link (its target is the patch's content).
+func gitPatchExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	var files []arg
+	for _, a := range p.operands() {
+		if !a.known || a.s == "-" {
+			c.danger(p, allowed, "apply", p.subPath[0]+" -", "applies a patch read from standard input or named at run time, whose files cannot be checked")
+			return
+		}
+		files = append(files, a)
+	}
+	if len(files) == 0 {
+		c.danger(p, allowed, "apply", p.subPath[0]+" (standard input)", "applies a patch read from standard input, whose files cannot be checked")
+		return
+	}
+	if st.cwd == "" {
+		return // the operands are refused as relative to an unknown directory
+	}
+	top := gitWorkTree(c, p, st.cwd)
+	for _, f := range files {
+		abs, err := absPath(f.s, st.cwd, c.env)
+		if err != nil {
+			continue
+		}
+		data, err := c.env.fs().ReadFile(abs)
+		if err != nil {
+			continue // the read check of the operand decides
+		}
+		for line := range strings.Lines(string(data)) {
+			line = strings.TrimRight(line, "\r\n")
+			var target string
+			switch {
+			case strings.HasPrefix(line, "new file mode 120000"), strings.HasPrefix(line, "new mode 120000"):
+				c.danger(p, allowed, "apply", p.subPath[0]+" "+f.s, "creates a symbolic link, whose target cannot be checked")
+			case strings.HasPrefix(line, "+++ "), strings.HasPrefix(line, "--- "):
+				target = strings.TrimSpace(line[4:])
+				if t, _, ok := strings.Cut(target, "\t"); ok {
+					target = t
+				}
+				if target == "/dev/null" {
+					continue
+				}
+				if len(target) > 2 && (target[:2] == "a/" || target[:2] == "b/") {
+					target = target[2:]
+				}
+			case strings.HasPrefix(line, "rename to "), strings.HasPrefix(line, "copy to "), strings.HasPrefix(line, "rename from "):
+				_, target, _ = strings.Cut(line, " to ")
+				if strings.HasPrefix(line, "rename from ") {
+					target = strings.TrimPrefix(line, "rename from ")
+				}
+			}
+			if target != "" {
+				c.operand(filepath.Join(top, target), AccessWrite, st.cwd, p.subPath[0]+" "+f.s+" writes")
+			}
+		}
+	}
+}
+
+// gitTreeExtra checks the git commands that read or remove every file
+// below the work tree or their operands, untracked ones included: stash
+// -u/-a, clean -f and diff --no-index. Files git ignores are skipped (by
+// the root .gitignore's plain names) unless the command takes them too
+// (stash -a, clean -x). Staging (git add -A) is git's own use of the
+// index and is not refused.
+func gitTreeExtra(c *checker, p *parsed, st *shellState) {
+	sub := p.subPath[0]
+	verb := "reads"
+	var dirs []string
+	ignored := false
+	switch {
+	case sub == "stash" && (p.has("-u") || p.has("-a")):
+		ignored, verb = p.has("-a"), "stashes and removes"
+		dirs = append(dirs, gitWorkTree(c, p, st.cwd))
+	case sub == "clean" && !p.has("-n"):
+		ignored, verb = p.has("-x") || p.has("-X"), "removes"
+		dirs = append(dirs, gitWorkTree(c, p, st.cwd))
+	case sub == "diff" && p.has("--no-index"):
+		ignored = true
+		for _, a := range p.operands() {
+			if a.known {
+				dirs = append(dirs, a.s)
+			}
+		}
+	}
+	for _, d := range dirs {
+		o := walkOpts{hidden: true, excludeDir: []string{".git"}, verb: verb}
+		if !ignored && st.cwd != "" {
+			o.gitignore = c.gitignoreNames(gitWorkTree(c, p, st.cwd))
+		}
+		c.recursiveRead(p, d, st.cwd, o)
 	}
 }
 
@@ -435,11 +548,15 @@ func gitSpec() *spec {
 		exe("--exec", whyExec), wr("--output"), exe("--open-files-in-pager", "runs a pager program on the matches"),
 		exe("--extcmd", "runs a diff program"), conf("--template", "copies hooks from a template directory"),
 		conf("--config", whyConfig), wr("--separate-git-dir"), rd("--git-dir"), rd("--work-tree"),
-		rd("--file"), rd("-F"),
-		val("-m --message"), val("--grep"), val("--author"), val("--committer"), val("-L"), val("-S"), val("-G"),
-		val("--format --pretty"), val("--since --after"), val("--until --before"), val("--date"), val("-n --max-count"),
-		val("--skip"), val("--decorate-refs"), val("--exclude"), val("--branches"), val("--tags"), val("--remotes"),
-		val("--glob"), val("--abbrev"), val("-U --unified"), val("--word-diff-regex"), val("--diff-filter"),
+		rd("--file"), rd("--pathspec-from-file"),
+		// Options that take a value in one subcommand are flags in others
+		// (-m, -n, -F, -L, -G, -S): as flags (a value then reads as an
+		// operand) they never swallow the option after them; those that
+		// take only an attached value are oval.
+		fl("-m"), fl("-n"), fl("-F"), val("--message"), val("--grep"), val("--author"), val("--committer"), val("-L"), oval("-S"), oval("-G"),
+		oval("--format --pretty"), val("--since --after"), val("--until --before"), val("--date"), val("--max-count"),
+		val("--skip"), val("--decorate-refs"), oval("--exclude"), oval("--branches"), oval("--tags"), oval("--remotes"),
+		oval("--glob"), oval("--abbrev"), oval("-U --unified"), val("--word-diff-regex"), val("--diff-filter"),
 	}
 	sub := func(extra ...option) *spec { return &spec{opts: append(append([]option{}, common...), extra...)} }
 	subs := map[string]*spec{
@@ -448,29 +565,48 @@ func gitSpec() *spec {
 		"pull":      sub(),
 		"ls-remote": sub(exe("-u", "runs a program as the remote upload-pack")),
 		"push":      sub(fl("-f --force --force-with-lease --force-if-includes --mirror"), fl("-d --delete"), fl("-u --set-upstream")),
-		"archive":   sub(wr("-o")),
+		"archive":   sub(wr("-o"), rd("--add-file")),
+		"blame":     sub(rd("--contents"), rd("--ignore-revs-file")),
 		"rebase":    sub(exe("-x", "runs a command after every commit")),
 		"grep": {operands: opPatternFirst, opts: append(append([]option{}, common...), exe("-O --open-files-in-pager", "runs a pager program on the matches"),
-			pat("-e"), patFile("-f"), fl("-F --fixed-strings"), fl("--no-index"), fl("--untracked"), fl("--cached"))},
-		"add":            sub(dflag("-f --force", "stages ignored files, which may be denied ones")),
-		"difftool":       sub(exe("-x", "runs a diff program"), fl("-y --no-prompt")),
-		"mergetool":      sub(),
-		"format-patch":   sub(wr("-o --output-directory")),
-		"commit":         sub(rd("-t --template"), fl("-a --all"), val("-m --message"), val("-c -C --reuse-message --reedit-message"), oval("--fixup"), oval("--squash")),
+			pat("-e"), patFile("-f"), fl("-F --fixed-strings"), fl("--no-index"), fl("--untracked"), fl("--cached"), fl("-L -G"))},
+		"add":          sub(dflag("-f --force", "stages ignored files, which may be denied ones")),
+		"difftool":     sub(exe("-x", "runs a diff program"), fl("-y --no-prompt")),
+		"mergetool":    sub(),
+		"format-patch": sub(wr("-o --output-directory")),
+		"commit":       sub(rd("-t --template"), fl("-a --all"), val("-m --message"), rd("-F --file"), val("-c -C --reuse-message --reedit-message"), oval("--fixup"), oval("--squash")),
+		"tag":          sub(val("-m --message"), rd("-F --file")),
+		"merge":        sub(val("-m --message"), rd("-F --file")),
+		"notes":        sub(val("-m --message"), rd("-F --file")),
+		"stash":        sub(val("-m --message"), fl("-u --include-untracked"), fl("-a --all")),
+		"clean":        sub(fl("-f --force"), fl("-d"), fl("-x"), fl("-X"), fl("-n --dry-run"), dflag("-i --interactive", "runs an interactive shell-like prompt"), oval("-e --exclude")),
+		"revert":       sub(val("-m --mainline")),
+		"cherry-pick":  sub(val("-m --mainline")),
+		"log":          sub(val("-n --max-count")),
+		"show":         sub(val("-n --max-count")),
+		"shortlog":     sub(val("-n --max-count")),
+		"rev-list":     sub(val("-n --max-count")),
+		"whatchanged":  sub(val("-n --max-count")),
+		"mailsplit":    sub(wr("-o")),
+		"mailinfo":     {operands: opWrite},
+		"read-tree":    sub(wr("--index-output")),
+		"hash-object":  sub(dflag("--stdin-paths", "hashes files named on standard input, which cannot be checked")),
+		"update-index": sub(fl("--add"), fl("--remove"), fl("--force-remove"), fl("--replace"), fl("--refresh"),
+			dflag("--stdin", "stages files named on standard input, which cannot be checked"),
+			dflag("--index-info", "stages entries read from standard input, which cannot be checked"),
+			dflag("--cacheinfo", "stages an entry by object and mode (a symbolic link it then checks out can point anywhere)")),
 		"send-email":     sub(exe("--smtp-server", "can run a local sendmail program"), exe("--to-cmd --cc-cmd --header-cmd --sendmail-cmd", whyExec)),
 		"config":         {extra: gitConfigExtra},
 		"reset":          sub(fl("--hard"), fl("--soft"), fl("--mixed"), fl("--merge"), fl("--keep")),
-		"clean":          sub(fl("-f --force"), fl("-d"), fl("-x"), fl("-X"), fl("-n --dry-run"), fl("-i --interactive")),
 		"help":           sub(dflag("-w --web", "starts a browser"), dflag("-m --man", "runs man with its pager"), fl("-a --all")),
 		"checkout-index": sub(wr("--prefix")),
 		"fast-export":    sub(wr("--export-marks"), rd("--import-marks")),
-		"fast-import":    sub(wr("--export-marks"), rd("--import-marks")),
+		"fast-import":    sub(wr("--export-marks"), rd("--import-marks"), rd("--import-marks-if-exists")),
 		"submodule":      {subDanger: map[string]string{"foreach": "runs a shell command in every submodule"}},
 		"bisect":         {subDanger: map[string]string{"run": "runs a script for every step"}},
 		"worktree":       {operands: opRead, subs: map[string]*spec{"add": {operands: opWriteFirst, opts: append(append([]option{}, common...), val("-b -B"))}, "move": {operands: opWrite}}},
 		"bundle":         {subs: map[string]*spec{"create": {operands: opWriteFirst}}},
 		"init":           {operands: opWrite, opts: append(append([]option{}, common...), conf("--template", "copies hooks from a template directory"))},
-		"update-index":   sub(),
 		"apply":          sub(dflag("--unsafe-paths", "writes outside the working tree")),
 		"am":             sub(),
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 
 	"io/fs"
@@ -30,6 +31,8 @@ type walkOpts struct {
 	// trailing one) against the path relative to the walk's root, others
 	// against base names; a trailing slash matches directories only.
 	rooted bool
+	// verb says what the program does to the files ("reads" when empty).
+	verb string
 }
 
 // reads reports whether a recursive reader reads a file; rel is its path
@@ -114,7 +117,7 @@ func (c *checker) recursiveRead(p *parsed, dir, cwd string, o walkOpts) {
 	n := 0
 	if denied, rule := c.walkDenied(root, "", o, &n, 0); denied != "" {
 		c.add(Violation{Reason: ReasonPathDenied, Resource: denied, Rule: rule,
-			Message: fmt.Sprintf("%s reads every file below %s, including %s, which is denied by %s of this session's scope; name the files or directories to read", p.prog, dir, denied, rule)})
+			Message: fmt.Sprintf("%s %s every file below %s, including %s, which is denied by %s of this session's scope; name the files or directories to read", p.prog, cmp.Or(o.verb, "reads"), dir, denied, rule)})
 	}
 }
 
