@@ -33,25 +33,32 @@ func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	case "tool":
 		if len(ops) > 0 && ops[0].known {
 			switch t := ops[0].s; {
-			case t == "trace" || (t == "pprof" && hasPrefixArg(p.args, "-http")):
+			case t == "trace" || (t == "pprof" && (goFlagArg(p.args, "http") || goFlagArg(p.args, "web") || goFlagArg(p.args, "tools"))):
 				c.danger(p, allowed, "tool "+t, "tool "+t, "starts a web server and a browser")
 			case t == "test2json" || t == "cgo" || t == "dist":
 				c.danger(p, allowed, "tool "+t, "tool "+t, "runs other programs")
-			case t == "link" && (hasPrefixArg(p.args, "-extld") || hasPrefixArg(p.args, "-extar")):
+			case t == "link" && (goFlagArg(p.args, "extld") || goFlagArg(p.args, "extar") || goFlagArg(p.args, "extldflags")):
 				c.danger(p, allowed, "tool link", "tool link -extld", "runs an external linker program")
 			}
 		}
 	}
-	for _, a := range p.args {
+	if sub == "doc" && goFlagArg(p.args, "http") {
+		c.danger(p, allowed, "doc -http", "doc -http", "downloads and runs a documentation server and starts a browser")
+	}
+	for i, a := range p.args {
 		if !a.known {
 			continue
 		}
-		if v, ok := strings.CutPrefix(a.s, "-replace="); ok {
-			if _, to, ok := strings.Cut(v, "="); ok && looksLikePath(to) {
+		name, v, hasEq := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a.s, "-"), "-"), "=")
+		if name == "replace" && !hasEq && i+1 < len(p.args) {
+			v, hasEq = p.args[i+1].s, p.args[i+1].known
+		}
+		if name == "replace" && hasEq {
+			if _, to, ok := strings.Cut(v, "="); ok && (looksLikePath(to) || strings.HasPrefix(to, ".")) {
 				c.operand(to, AccessRead, st.cwd, "go mod edit -replace")
 			}
 		}
-		if sub == "tool" && strings.HasPrefix(a.s, "-http") {
+		if sub == "tool" && goFlagArg([]arg{a}, "http") {
 			c.danger(p, allowed, "tool -http", "tool "+a.s, "starts a web server and a browser")
 		}
 		if !strings.HasPrefix(a.s, "-test.") {
@@ -65,17 +72,60 @@ func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 			}
 		}
 	}
-	for _, v := range p.values("-ldflags") {
-		// A value known only at run time is checked then.
-		if v.known && strings.Contains(v.s, "extld") {
-			c.danger(p, allowed, "-ldflags", "-ldflags", "can name an external linker program (-extld)")
+	for _, name := range []string{"-ldflags", "-gcflags", "-asmflags", "-gccgoflags"} {
+		for _, v := range p.values(name) {
+			if !v.known {
+				if name != "-ldflags" { // -ldflags "-X main.version=$V": version stamping, left to the run-time check
+					c.danger(p, allowed, name, name, "is known only at run time")
+				}
+			} else if bad := unsafeToolFlag(v.s); bad != "" {
+				c.danger(p, allowed, name, name+" "+bad, "passes a flag to the compiler or linker that writes files or runs programs (only -N -l -m -s -w -X -B -e -S -dwarf= -buildid= and -race are passed)")
+			}
 		}
 	}
-	for _, v := range p.values("-gcflags") {
-		if !v.known {
-			c.danger(p, allowed, "-gcflags", "-gcflags", "is known only at run time")
+}
+
+// goFlagArg reports whether args hold the Go flag name, spelled -name or
+// --name, with or without a value.
+func goFlagArg(args []arg, name string) bool {
+	for _, a := range args {
+		if !a.known {
+			continue
+		}
+		s := strings.TrimPrefix(strings.TrimPrefix(a.s, "-"), "-")
+		if s == name || strings.HasPrefix(s, name+"=") {
+			return true
 		}
 	}
+	return false
+}
+
+// unsafeToolFlag returns the first flag in a -gcflags/-ldflags value
+// ("[pattern=]flags", split on spaces and quotes) that is not one of the
+// few that only change the code built: -o, -cpuprofile, -extld,
+// -importcfg… write files or run programs.
+func unsafeToolFlag(v string) string {
+	if pat, rest, ok := strings.Cut(v, "="); ok && !strings.HasPrefix(pat, "-") {
+		v = rest // all=-N -l
+	}
+	words := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '\t' || r == '\'' || r == '"' })
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if !strings.HasPrefix(w, "-") {
+			return w
+		}
+		name, _, hasEq := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(w, "-"), "-"), "=")
+		switch name {
+		case "N", "l", "m", "s", "w", "B", "e", "S", "race", "std", "complete", "dwarf", "buildid", "compressdwarf", "checklinkname":
+		case "X":
+			if !hasEq {
+				i++ // -X importpath.name=value
+			}
+		default:
+			return w
+		}
+	}
+	return ""
 }
 
 // goSpec is go's table row: build flags, shared by the build subcommands.
@@ -86,8 +136,11 @@ func goSpec() *spec {
 		val("-tags"), val("-mod"), val("-p"), val("-count"), val("-run"), val("-bench"), val("-benchtime"), val("-timeout"),
 		val("-cpu"), val("-parallel"), val("-coverpkg"), val("-covermode"), val("-shuffle"), val("-skip"), val("-fuzz"),
 		val("-fuzztime"), val("-fuzzminimizetime"), val("-list"), val("-buildmode"), val("-compiler"), val("-installsuffix"),
-		val("-trimpath"), val("-buildvcs"), val("-debug-actiongraph"), wr("-pkgdir"), wr("-coverprofile -cpuprofile -memprofile -blockprofile -mutexprofile -trace -outputdir -json-file"),
-		exe("-vettool", "runs another vet program"), val("-vet"), val("-f"), val("-failfast"),
+		// Boolean flags take a value only after "=" (-buildvcs=false).
+		oval("-trimpath"), oval("-buildvcs"), oval("-failfast"), oval("-linkshared"), oval("-modcacherw"),
+		wr("-debug-actiongraph"), wr("-debug-trace"), wr("-debug-runtime-trace"), wr("-pkgdir"),
+		wr("-coverprofile -cpuprofile -memprofile -blockprofile -mutexprofile -trace -outputdir -json-file"),
+		exe("-vettool", "runs another vet program"), val("-vet"), val("-f"),
 		flags("-race -msan -asan -cover -v -x -n -a -work -json -short -benchmem -c -i -u -t -d -m -e -deps -find -test -export -compiled"))
 	b := func() *spec { return &spec{singleDash: true, opts: append([]option{}, build...)} }
 	return &spec{singleDash: true, extra: goExtra,
