@@ -133,7 +133,9 @@ func cpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 // rmImply: --interactive=never (no, none, n) removes without asking, as -f.
 func rmImply(p *parsed) {
 	for _, v := range p.values("--interactive") {
-		if v.known && (v.s == "never" || v.s == "no" || v.s == "none" || v.s == "n") {
+		// rm accepts any unambiguous abbreviation of never, no and none
+		// (all "never prompt"): --interactive=nev, =non.
+		if v.known && v.s != "" && (strings.HasPrefix("never", v.s) || strings.HasPrefix("none", v.s) || strings.HasPrefix("no", v.s)) {
 			p.occ = append(p.occ, occurrence{id: "-f", text: "--interactive=" + v.s})
 		}
 	}

@@ -1,11 +1,41 @@
 package policy
 
+import "strings"
+
 // Wrappers: programs whose operands are another command (env, nice,
 // timeout, xargs, sudo, flock, chroot, busybox…). The wrapped command is
 // checked like any other. env -S splits a string into a command, env -P
 // and sudo -s/-i start shells or search other paths, xargs appends input
 // that cannot be checked to the command it runs, flock -c runs a shell
 // command string.
+
+// watchExtra: watch runs its words joined by spaces through sh -c, or
+// with -x as a command of its own; either way they are checked as the
+// shell command that runs.
+func watchExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	var words []string
+	for _, a := range p.operands() {
+		if !a.known {
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: "watch",
+				Message: "watch runs its words as a command, and one of them is known only at run time"})
+			return
+		}
+		if p.has("-x") {
+			a.s = "'" + strings.ReplaceAll(a.s, "'", `'\''`) + "'"
+		}
+		words = append(words, a.s)
+	}
+	if len(words) > 0 {
+		c.program(strings.Join(words, " "), &shellState{cwd: st.cwd, vars: map[string]*string{}, funcs: map[string]bool{}})
+	}
+}
+
+// scriptExtra: script without -c starts an interactive shell.
+func scriptExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if !p.has("-c") {
+		c.danger(p, allowed, "script", "script", "starts an interactive shell")
+	}
+}
 
 // registerWrappers adds the table rows of this file.
 func registerWrappers(add adder) {
@@ -33,8 +63,21 @@ func registerWrappers(add adder) {
 	add(&spec{wrapper: true, opts: opts(wr("-o --output"), val("-e"), val("-p"), val("-s"), val("-E"), flags("-f -ff -c -C -q -t -tt -T -y -v"))}, "strace", "ltrace")
 	add(&spec{wrapper: true, skip: 1, opts: opts(fl("-s --shared"), fl("-x --exclusive"), fl("-u --unlock"), fl("-n --nonblock"),
 		val("-w --timeout"), val("-E --conflict-exit-code"), fl("-o --close"), code("-c --command", "runs a shell command string"))}, "flock")
-	add(&spec{wrapper: true, opts: opts(val("-n --interval"), fl("-d --differences"), fl("-t --no-title"), fl("-b --beep"),
-		fl("-e --errexit"), fl("-g --chgexit"), fl("-x --exec"), fl("-p --precise"), fl("-c --color"))}, "watch")
+	add(&spec{operands: opNone, posixStop: true, extra: watchExtra, opts: opts(val("-n --interval"), oval("-d --differences"), fl("-t --no-title"), fl("-b --beep"),
+		fl("-e --errexit"), fl("-g --chgexit"), fl("-x --exec"), fl("-p --precise"), fl("-c --color"), fl("-w --no-wrap"), val("-q --equexit"))}, "watch")
+	add(&spec{wrapper: true, skip: 1, opts: opts(fl("-a --all-tasks"), fl("-c --cpu-list"),
+		dflag("-p --pid", "changes the CPU affinity of another process"))}, "taskset")
+	add(&spec{wrapper: true, opts: opts(oval("-c --core"), oval("-d --data"), oval("-e --nice"), oval("-f --fsize"), oval("-i --sigpending"),
+		oval("-l --memlock"), oval("-m --rss"), oval("-n --nofile"), oval("-q --msgqueue"), oval("-r --rtprio"), oval("-s --stack"),
+		oval("-t --cpu"), oval("-u --nproc"), oval("-v --as"), oval("-x --locks"), oval("-y --rttime"), val("-o --output"),
+		fl("--noheadings"), fl("--raw"), fl("--verbose"), opt("-p --pid", valueOpt, effDanger, "changes the limits of another process"))}, "prlimit")
+	add(&spec{wrapper: true, opts: opts(val("--reuid --regid --ruid --rgid --euid --egid"), val("--groups"), val("--inh-caps"),
+		val("--ambient-caps"), val("--bounding-set"), val("--securebits"), val("--pdeathsig"), val("--selinux-label"),
+		val("--apparmor-profile"), val("--landlock-access"), val("--landlock-rule"), fl("--clear-groups"), fl("--keep-groups"),
+		fl("--init-groups"), fl("--nnp --no-new-privs"), fl("--reset-env"), fl("-d --dump"))}, "setpriv")
+	add(&spec{operands: opWrite, extra: scriptExtra, opts: opts(code("-c --command", "runs a shell command string"),
+		wr("-O --log-out"), wr("-I --log-in"), wr("-B --log-io"), wr("-T --log-timing"), owr("-t --timing"), val("-m --logging-format"),
+		val("-E --echo"), fl("-a --append"), fl("-e --return"), fl("-f --flush"), fl("-q --quiet"))}, "script")
 	add(&spec{wrapper: true, skip: 1, opts: opts(dflag("--userspec", "changes user"), val("--groups"))}, "chroot")
 	add(&spec{wrapper: true}, "busybox", "toybox")
 }

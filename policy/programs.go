@@ -238,7 +238,8 @@ func groupOf(name string) (int, bool) {
 		return groupNetwork, true
 	case "less", "more", "most", "vi", "vim", "nvim", "view", "vimdiff", "ex", "gvim", "emacs", "emacsclient":
 		return groupEditors, true
-	case "env", "nice", "nohup", "chronic", "unbuffer", "setsid", "caffeinate", "timeout", "stdbuf", "time", "ionice", "xargs", "sudo", "doas", "strace", "ltrace", "flock", "watch", "chroot", "busybox", "toybox":
+	case "env", "nice", "nohup", "chronic", "unbuffer", "setsid", "caffeinate", "timeout", "stdbuf", "time", "ionice", "xargs", "sudo", "doas", "strace", "ltrace", "flock", "watch", "chroot", "busybox", "toybox",
+		"taskset", "prlimit", "setpriv", "script":
 		return groupWrappers, true
 	}
 	return 0, false
