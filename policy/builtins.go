@@ -71,6 +71,10 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 func (c *checker) unset(args []arg, st *shellState) {
 	fn := false
 	for _, a := range args[1:] {
+		if !a.known || !plainSubscript(a.s) {
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: "unset",
+				Message: "unset of a name with an array subscript (or known only at run time) makes bash evaluate the subscript, which can run commands; unset plain names"})
+		}
 		switch {
 		case !a.known:
 			st.funcs = map[string]bool{} // which function goes is unknown
@@ -85,6 +89,17 @@ func (c *checker) unset(args []arg, st *shellState) {
 			}
 		}
 	}
+}
+
+// plainSubscript reports whether a variable name's array subscript, if
+// any, is a number: bash evaluates any other subscript as arithmetic.
+func plainSubscript(name string) bool {
+	i := strings.IndexByte(name, '[')
+	if i < 0 {
+		return true
+	}
+	sub, ok := strings.CutSuffix(name[i+1:], "]")
+	return ok && sub != "" && strings.Trim(sub, "0123456789") == ""
 }
 
 // test refuses test -v with a subscripted name, which bash evaluates.

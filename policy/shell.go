@@ -58,6 +58,9 @@ type shellState struct {
 	made map[string]bool
 	// cwdFuncs are the functions whose body changes the directory.
 	cwdFuncs map[string]bool
+	// customIFS says that the script set IFS: unquoted expansions split
+	// in ways the checker does not follow.
+	customIFS bool
 }
 
 // clone is the state a subshell starts with: a copy, so that what it
@@ -66,7 +69,7 @@ func (st *shellState) clone() *shellState {
 	return &shellState{cwd: st.cwd, pos: st.pos, posKnown: st.posKnown, pipedIn: st.pipedIn, cond: st.cond,
 		vars: maps.Clone(st.vars), funcs: maps.Clone(st.funcs), numeric: maps.Clone(st.numeric),
 		unbounded: maps.Clone(st.unbounded), shopt: maps.Clone(st.shopt), cwdDeferred: st.cwdDeferred,
-		made: maps.Clone(st.made), cwdFuncs: maps.Clone(st.cwdFuncs)}
+		made: maps.Clone(st.made), cwdFuncs: maps.Clone(st.cwdFuncs), customIFS: st.customIFS}
 }
 
 // setVar records a variable's value (nil: unknown).
@@ -75,6 +78,9 @@ func (st *shellState) setVar(name string, val *string) {
 		st.vars = map[string]*string{}
 	}
 	st.vars[name] = val
+	if name == "IFS" && (val == nil || *val != " \t\n") {
+		st.customIFS = true
+	}
 }
 
 // setNumeric records that a variable holds a number.
@@ -538,6 +544,10 @@ func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
 		if a.Value != nil {
 			if v, ok := c.literal(a.Value, st); ok {
 				name, _, _ := strings.Cut(v, "=")
+				if !plainSubscript(name) {
+					c.add(Violation{Reason: ReasonDynamicCommand, Resource: clip(name),
+						Message: "an array subscript in a quoted assignment is evaluated by bash as arithmetic, which can run commands"})
+				}
 				c.addAll(c.s.envAssign(name, nil, st.cwd, c.env))
 				return
 			}

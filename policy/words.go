@@ -62,8 +62,9 @@ func (c *checker) words(ws []*syntax.Word, st *shellState) []arg {
 			out = append(out, arg{s: lit, known: true})
 			continue
 		}
-		if !c.static(w.Parts, st) {
-			a := arg{unbounded: c.unboundedWord(w.Parts, st) || dotDotText(w.Parts), dash: literalDash(w.Parts)}
+		ifsSplit := st.customIFS && unquotedExpansion(w.Parts) // fields a set IFS splits
+		if ifsSplit || !c.static(w.Parts, st) {
+			a := arg{unbounded: ifsSplit || c.unboundedWord(w.Parts, st) || dotDotText(w.Parts), dash: literalDash(w.Parts)}
 			a.prefix, a.number = c.numberWord(w.Parts, st)
 			out = append(out, a)
 			continue
@@ -130,6 +131,7 @@ func (c *checker) static(parts []syntax.WordPart, st *shellState) bool {
 				return false
 			}
 		case *syntax.ExtGlob:
+			return false // bash matches it against files (shopt -s extglob); expand does not
 		default:
 			return false
 		}
@@ -158,7 +160,9 @@ func (c *checker) unboundedWord(parts []syntax.WordPart, st *shellState) bool {
 					return true
 				}
 			}
-		case *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst, *syntax.Lit, *syntax.SglQuoted, *syntax.ExtGlob:
+		case *syntax.ExtGlob:
+			return true // any file an extended glob matches
+		case *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst, *syntax.Lit, *syntax.SglQuoted:
 		default:
 			return true
 		}
@@ -210,6 +214,18 @@ func (c *checker) numberWord(parts []syntax.WordPart, st *shellState) (prefix st
 		return prefix, name == "nproc"
 	}
 	return "", false
+}
+
+// unquotedExpansion reports whether a word has an expansion outside
+// double quotes, which IFS splits into fields.
+func unquotedExpansion(parts []syntax.WordPart) bool {
+	for _, p := range parts {
+		switch p.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp:
+			return true
+		}
+	}
+	return false
 }
 
 // literalDash reports whether a word starts with a literal "-".
