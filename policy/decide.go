@@ -210,7 +210,22 @@ func (s *Scope) decide(call Call, env Env) []Violation {
 		if p == "" {
 			p = "."
 		}
-		return s.filePath(call.Tool, p, AccessRead, call, env)
+		if vs := s.filePath(call.Tool, p, AccessRead, call, env); vs != nil || env.execution() == ExecutionConfined {
+			return vs // scopegate's own search skips denied files
+		}
+		// The caller's own search tool reads every file below, links
+		// followed: no denied file may lie there.
+		cwd, vs := s.callCwd(call, env, false)
+		if vs != nil {
+			return vs
+		}
+		c := &checker{s: s, env: env, seen: map[string]bool{}}
+		o := walkOpts{hidden: true, follow: true, rooted: true}
+		if a.Include != "" {
+			o.filters = []walkFilter{{glob: a.Include, include: true, files: true}}
+		}
+		c.recursiveRead(&parsed{prog: "grep"}, p, cwd, o)
+		return c.vs
 	case ToolShell:
 		var a ShellArgs
 		if err := DecodeArgs(call.Args, &a); err != nil {

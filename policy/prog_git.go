@@ -440,7 +440,14 @@ func gitTreeExtra(c *checker, p *parsed, st *shellState) {
 		dirs = append(dirs, gitWorkTree(c, p, st.cwd))
 	case sub == "clean" && !p.has("-n"):
 		ignored, verb = p.has("-x") || p.has("-X"), "removes"
-		dirs = append(dirs, gitWorkTree(c, p, st.cwd))
+		for _, a := range p.operands() {
+			if a.known {
+				dirs = append(dirs, a.s) // pathspecs limit what it removes
+			}
+		}
+		if len(p.operands()) == 0 {
+			dirs = append(dirs, gitWorkTree(c, p, st.cwd))
+		}
 	case sub == "diff" && p.has("--no-index"):
 		ignored = true
 		for _, a := range p.operands() {
@@ -450,9 +457,10 @@ func gitTreeExtra(c *checker, p *parsed, st *shellState) {
 		}
 	}
 	for _, d := range dirs {
-		o := walkOpts{hidden: true, excludeDir: []string{".git"}, verb: verb}
+		o := walkOpts{hidden: true, filters: []walkFilter{{glob: ".git", dirs: true}}, verb: verb}
 		if !ignored && st.cwd != "" {
-			o.gitignore = c.gitignoreNames(gitWorkTree(c, p, st.cwd))
+			top := gitWorkTree(c, p, st.cwd)
+			o.gitignore = c.gitignoreNames(top, filepath.Clean(d) == top)
 		}
 		c.recursiveRead(p, d, st.cwd, o)
 	}
@@ -582,11 +590,12 @@ func gitSpec() *spec {
 		"clean":        sub(fl("-f --force"), fl("-d"), fl("-x"), fl("-X"), fl("-n --dry-run"), dflag("-i --interactive", "runs an interactive shell-like prompt"), oval("-e --exclude")),
 		"revert":       sub(val("-m --mainline")),
 		"cherry-pick":  sub(val("-m --mainline")),
-		"log":          sub(val("-n --max-count")),
-		"show":         sub(val("-n --max-count")),
+		"log":          sub(val("-n --max-count"), val("-S"), val("-G")),
+		"diff":         sub(val("-S"), val("-G")),
+		"show":         sub(val("-n --max-count"), val("-S"), val("-G")),
 		"shortlog":     sub(val("-n --max-count")),
-		"rev-list":     sub(val("-n --max-count")),
-		"whatchanged":  sub(val("-n --max-count")),
+		"rev-list":     sub(val("-n --max-count"), val("-S"), val("-G")),
+		"whatchanged":  sub(val("-n --max-count"), val("-S"), val("-G")),
 		"mailsplit":    sub(wr("-o")),
 		"mailinfo":     {operands: opWrite},
 		"read-tree":    sub(wr("--index-output")),

@@ -25,7 +25,8 @@ func registerSearch(add adder) {
 		val("-j --threads"), val("-M --max-columns"), val("-E --encoding"), val("--colors"), val("--color"), val("--sort"), val("--sortr"),
 		val("--engine"), rd("--ignore-file"), val("--path-separator"), val("-d --max-depth"), val("--max-filesize"), val("--dfa-size-limit"),
 		val("--regex-size-limit"), val("--context-separator"), val("--field-match-separator"), val("--field-context-separator"),
-		val("--hyperlink-format"), fl("--glob-case-insensitive"), fl("-V --version"), fl("-h --help"), fl("--pcre2-version"), opt("--files", flagOpt, effPattern, ""), fl("--type-list"), fl("--hidden -."), fl("--no-ignore"),
+		val("--hyperlink-format"), fl("--glob-case-insensitive"), fl("-V --version"), fl("-h --help"), fl("--pcre2-version"), opt("--files", flagOpt, effPattern, ""), fl("--type-list"), fl("--hidden -."), fl("--no-ignore"), fl("--no-ignore-vcs"), fl("--no-ignore-parent"), fl("--no-ignore-dot"), fl("--no-ignore-files"),
+		fl("--no-ignore-exclude"), fl("--no-require-git"),
 		fl("-L --follow"), fl("--no-follow"),
 		fl("-u"), fl("-uu"), fl("-uuu")), extra: rgExtra}, "rg")
 	add(&spec{operands: opPatternFirst, opts: opts(exe("-x --exec", "runs a command for every match"), exe("-X --exec-batch", "runs a command on the matches"),
@@ -38,7 +39,8 @@ func registerSearch(add adder) {
 func grepExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	recurse := p.has("-r") || p.has("-R") || p.prog == "rgrep"
 	for _, v := range p.values("-d") {
-		recurse = recurse || !v.known || v.s == "recurse"
+		// grep takes any abbreviation of recurse (-d rec).
+		recurse = recurse || !v.known || v.s != "" && strings.HasPrefix("recurse", v.s)
 	}
 	if !recurse {
 		return
@@ -50,14 +52,16 @@ func grepExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		}
 	}
 	o := walkOpts{hidden: true, follow: p.has("-R")}
-	for _, v := range p.values("--include") {
-		o.include = append(o.include, v.s)
-	}
-	for _, v := range p.values("--exclude") {
-		o.exclude = append(o.exclude, v.s)
-	}
-	for _, v := range p.values("--exclude-dir") {
-		o.excludeDir = append(o.excludeDir, v.s)
+	for _, occ := range p.occ {
+		if !occ.has || occ.opt == nil {
+			continue
+		}
+		switch occ.id {
+		case "--include", "--exclude":
+			o.filters = append(o.filters, walkFilter{glob: occ.value.s, include: occ.id == "--include", files: true})
+		case "--exclude-dir":
+			o.filters = append(o.filters, walkFilter{glob: occ.value.s, dirs: true})
+		}
 	}
 	for _, d := range recursiveOperands(p, !patternGiven) {
 		c.recursiveRead(p, d, st.cwd, o)
@@ -103,33 +107,57 @@ func rgExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		}
 	}
 	o := walkOpts{hidden: p.has("--hidden") || u >= 2, follow: p.has("-L"), rooted: true}
-	for _, v := range p.values("-g") {
-		if g, ok := strings.CutPrefix(v.s, "!"); ok {
-			if !p.has("--glob-case-insensitive") {
-				o.exclude = append(o.exclude, g)
-				o.excludeDir = append(o.excludeDir, g)
+	typesKnown := !p.has("--type-add") && !p.has("--type-clear")
+	for _, occ := range p.occ {
+		if !occ.has || occ.opt == nil {
+			continue
+		}
+		switch occ.id {
+		case "-g":
+			if g, ok := strings.CutPrefix(occ.value.s, "!"); ok {
+				o.filters = append(o.filters, walkFilter{glob: g, files: true, dirs: true})
+			} else {
+				o.filters = append(o.filters, walkFilter{glob: occ.value.s, include: true, files: true, dirs: true})
 			}
-		} else {
-			o.include = append(o.include, v.s)
+		case "--iglob":
+			// Case-insensitive: an include may match more (everything is
+			// taken to match); an exclusion is not relied on.
+			if !strings.HasPrefix(occ.value.s, "!") {
+				o.filters = append(o.filters, walkFilter{glob: "*", include: true, files: true})
+			}
+		case "-t":
+			globs, ok := rgTypes[occ.value.s]
+			if !typesKnown || !ok {
+				globs = []string{"*"} // an unknown or redefined type may match anything
+			}
+			for _, g := range globs {
+				o.filters = append(o.filters, walkFilter{glob: g, include: true, files: true})
+			}
+		case "-T":
+			if typesKnown {
+				for _, g := range rgTypes[occ.value.s] {
+					o.filters = append(o.filters, walkFilter{glob: g, files: true})
+				}
+			}
 		}
 	}
-	for _, v := range p.values("--iglob") {
-		// Case-insensitive: as an include it may match more files, so it
-		// is kept; as an exclusion it is not relied on.
-		if !strings.HasPrefix(v.s, "!") {
-			o.include = append(o.include, "*")
+	if p.has("--glob-case-insensitive") {
+		var kept []walkFilter
+		for _, f := range o.filters {
+			if f.include {
+				f.glob = "*"
+				kept = append(kept, f)
+			}
 		}
+		o.filters = kept
 	}
-	for _, v := range p.values("-t") {
-		o.include = append(o.include, rgTypes[v.s]...)
-	}
-	for _, v := range p.values("-T") {
-		o.exclude = append(o.exclude, rgTypes[v.s]...)
-	}
-	if !p.has("--no-ignore") && u == 0 && st.cwd != "" {
-		o.gitignore = c.gitignoreNames(st.cwd)
-	}
+	noIgnore := p.has("--no-ignore") || p.has("--no-ignore-vcs") || p.has("--no-ignore-parent") || p.has("--no-ignore-dot") ||
+		p.has("--no-ignore-files") || p.has("--no-ignore-exclude") || p.has("--no-require-git")
 	for _, d := range recursiveOperands(p, !patternGiven) {
+		o := o
+		if !noIgnore && u == 0 && st.cwd != "" {
+			o.gitignore = c.rgIgnoredNames(d, st.cwd)
+		}
 		c.recursiveRead(p, d, st.cwd, o)
 	}
 }

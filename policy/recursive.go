@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -21,57 +22,77 @@ type walkOpts struct {
 	hidden    bool            // reads dot-files and dot-directories
 	follow    bool            // follows the symbolic links it meets
 	gitignore map[string]bool // names ignored by the root .gitignore (rg)
-	// The program's own file filters: only files matching one of include
-	// (when given) and none of exclude are read; directories matching
-	// excludeDir are skipped.
-	include, exclude, excludeDir []string
-	// rooted says how the filters match. false: as grep's, fnmatch(3)
-	// against base names, so a filter with a slash matches nothing. true:
-	// as rg's gitignore-style globs, a glob with a slash (other than a
-	// trailing one) against the path relative to the walk's root, others
-	// against base names; a trailing slash matches directories only.
+	// filters are the program's own include and exclude globs, in the
+	// order given: the last one matching an entry decides (grep's
+	// --include/--exclude/--exclude-dir, rg's -g, -t and -T).
+	filters []walkFilter
+	// rooted says how the filters match, and what they override. false:
+	// as grep's, fnmatch(3) against base names (a filter with a slash
+	// matches nothing); a file no filter matches is read unless the first
+	// file filter is an include. true: as rg's gitignore-style globs, a
+	// glob with a slash (other than a trailing one) against the path
+	// relative to the walk's root, others against base names, a trailing
+	// slash for directories only; a match overrides hidden and ignored
+	// names, and a file no filter matches is skipped when any include
+	// filter exists.
 	rooted bool
 	// verb says what the program does to the files ("reads" when empty).
 	verb string
 }
 
-// reads reports whether a recursive reader reads a file; rel is its path
-// relative to the walk's root.
-func (o *walkOpts) reads(rel, name string) bool {
-	if len(o.include) > 0 && !o.matchAny(o.include, rel, name, false) {
-		return false
+// walkFilter is one include or exclude glob of a recursive reader.
+type walkFilter struct {
+	glob        string
+	include     bool
+	files, dirs bool // the entries it applies to
+}
+
+// verdict is what a program's filters say of an entry: +1 included, -1
+// excluded, 0 no filter matched.
+func (o *walkOpts) verdict(rel, name string, dir bool) int {
+	for i := len(o.filters) - 1; i >= 0; i-- {
+		f := o.filters[i]
+		if dir && !f.dirs || !dir && !f.files || !o.match(f.glob, rel, name, dir) {
+			continue
+		}
+		if f.include {
+			return 1
+		}
+		return -1
 	}
-	return !o.matchAny(o.exclude, rel, name, false)
+	return 0
 }
 
-// skipsDir reports whether a recursive reader skips a directory.
-func (o *walkOpts) skipsDir(rel, name string) bool {
-	return o.matchAny(o.excludeDir, rel, name, true)
-}
-
-// matchAny reports whether a file or directory matches one of a
-// program's filters (see walkOpts.rooted).
-func (o *walkOpts) matchAny(globs []string, rel, name string, dir bool) bool {
-	for _, g := range globs {
-		if !o.rooted {
-			if fnmatchName(g, name) {
+// unmatchedFileSkipped reports whether a file no filter matched is skipped.
+func (o *walkOpts) unmatchedFileSkipped() bool {
+	for _, f := range o.filters {
+		if f.files {
+			if !o.rooted {
+				return f.include // grep: the first file filter decides
+			}
+			if f.include {
 				return true
 			}
-			continue
-		}
-		g, dirOnly := strings.CutSuffix(g, "/")
-		if dirOnly && !dir {
-			continue
-		}
-		target := name
-		if strings.Contains(g, "/") {
-			g, target = strings.TrimPrefix(g, "/"), rel
-		}
-		if ok, _ := doublestar.Match(g, target); ok {
-			return true
 		}
 	}
 	return false
+}
+
+// match reports whether an entry matches a filter glob (see rooted).
+func (o *walkOpts) match(g, rel, name string, dir bool) bool {
+	if !o.rooted {
+		return fnmatchName(g, name)
+	}
+	g, dirOnly := strings.CutSuffix(g, "/")
+	if dirOnly && !dir {
+		return false
+	}
+	target := name
+	if strings.Contains(g, "/") {
+		g, target = strings.TrimPrefix(g, "/"), rel
+	}
+	ok, _ := doublestar.Match(g, target)
+	return ok
 }
 
 // fnmatchName reports whether a base name (no slash) matches an fnmatch(3)
@@ -115,34 +136,35 @@ func (c *checker) recursiveRead(p *parsed, dir, cwd string, o walkOpts) {
 		return
 	}
 	n := 0
-	if denied, rule := c.walkDenied(root, "", o, &n, 0); denied != "" {
+	if denied, rule, why := c.walkDenied(root, "", o, &n, 0); denied != "" {
 		c.add(Violation{Reason: ReasonPathDenied, Resource: denied, Rule: rule,
-			Message: fmt.Sprintf("%s %s every file below %s, including %s, which is denied by %s of this session's scope; name the files or directories to read", p.prog, cmp.Or(o.verb, "reads"), dir, denied, rule)})
+			Message: fmt.Sprintf("%s %s every file below %s, including %s; name the files or directories to read", p.prog, cmp.Or(o.verb, "reads"), dir, why)})
 	}
 }
 
-// walkDenied returns the first denied path below dir that a recursive
-// reader with options o reads, and the rule denying it.
-func (c *checker) walkDenied(dir, rel string, o walkOpts, n *int, depth int) (string, string) {
+// walkDenied returns the first path below dir that a recursive reader
+// with options o reads and the scope denies, and why: a denied file, a
+// hard link (its other names cannot be checked), a symbolic link the
+// reader follows out of the scope, or (where the caller runs the command)
+// a tree too big to check.
+func (c *checker) walkDenied(dir, rel string, o walkOpts, n *int, depth int) (path, rule, why string) {
 	if depth > 64 {
-		return "", ""
+		return "", "", ""
 	}
 	ents, err := c.env.fs().ReadDir(dir)
 	if err != nil {
-		return "", ""
+		return "", "", ""
 	}
+	confined := c.env.execution() == ExecutionConfined
 	for _, e := range ents {
 		*n++
 		if *n > maxWalk {
-			return "", ""
+			if confined {
+				return "", "", "" // left to the confinement
+			}
+			return dir, "recursive read", fmt.Sprintf("more than %d entries, too many to check one by one", maxWalk)
 		}
 		name := e.Name()
-		if !o.hidden && strings.HasPrefix(name, ".") {
-			continue
-		}
-		if depth == 0 && o.gitignore[name] {
-			continue
-		}
 		p := dir + "/" + name
 		if dir == "/" {
 			p = "/" + name
@@ -151,30 +173,68 @@ func (c *checker) walkDenied(dir, rel string, o walkOpts, n *int, depth int) (st
 		if rel != "" {
 			r = rel + "/" + name
 		}
-		if e.IsDir() {
-			if e.Type()&fs.ModeSymlink == 0 && !o.skipsDir(r, name) {
-				if d, rule := c.walkDenied(p, r, o, n, depth+1); d != "" {
-					return d, rule
-				}
+		isDir := e.IsDir()
+		link := e.Type()&fs.ModeSymlink != 0
+		if link {
+			if !o.follow {
+				continue // not followed: neither read nor descended
 			}
+			target, err := canonicalize(p, c.env.fs())
+			if err != nil {
+				continue
+			}
+			if vs := c.s.checkAbs(target, AccessRead, c.env, pathSource{what: p}); len(vs) > 0 {
+				return p, vs[0].Rule, fmt.Sprintf("%s, which links to %s: %s", p, target, vs[0].Message)
+			}
+			fi, err := c.env.fs().Stat(target)
+			if err != nil {
+				continue
+			}
+			isDir = fi.IsDir()
+		}
+		v := o.verdict(r, name, isDir)
+		if v < 0 {
 			continue
 		}
-		if !o.reads(r, name) {
+		if v == 0 {
+			if !o.hidden && strings.HasPrefix(name, ".") {
+				continue
+			}
+			if depth == 0 && o.gitignore[name] {
+				continue
+			}
+			if !isDir && o.unmatchedFileSkipped() {
+				continue
+			}
+		}
+		if isDir {
+			if d, rule, why := c.walkDenied(p, r, o, n, depth+1); d != "" {
+				return d, rule, why
+			}
 			continue
 		}
 		lower := strings.ToLower(p)
 		for i := range c.s.deny {
 			if c.s.deny[i].match(p, lower) {
-				return p, c.s.deny[i].rule
+				return p, c.s.deny[i].rule, fmt.Sprintf("%s, which is denied by %s of this session's scope", p, c.s.deny[i].rule)
+			}
+		}
+		if !link && e.Type().IsRegular() {
+			if fi, err := e.Info(); err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+					return p, "hard link", fmt.Sprintf("%s, which has %d hard links whose other names cannot be checked against the scope", p, st.Nlink)
+				}
 			}
 		}
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // gitignoreNames reads the plain names of a directory's .gitignore (no
-// globs): enough for rg's skipping of build output and secrets files.
-func (c *checker) gitignoreNames(dir string) map[string]bool {
+// globs): enough for rg's and git's skipping of build output and secrets
+// files. Anchored names (/name) are kept only when anchored says the walk
+// starts in dir. A file that re-includes anything (!name) is not relied on.
+func (c *checker) gitignoreNames(dir string, anchored bool) map[string]bool {
 	data, err := c.env.fs().ReadFile(filepath.Join(dir, ".gitignore"))
 	if err != nil {
 		return nil
@@ -182,13 +242,48 @@ func (c *checker) gitignoreNames(dir string) map[string]bool {
 	out := map[string]bool{}
 	for _, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "!") {
+			return nil
+		}
+		if strings.HasPrefix(line, "/") && !anchored {
+			continue
+		}
 		line = strings.TrimPrefix(strings.TrimSuffix(line, "/"), "/")
-		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "!") || strings.ContainsAny(line, "*?[/\\") {
+		if line == "" || strings.HasPrefix(line, "#") || strings.ContainsAny(line, "*?[/\\") {
 			continue
 		}
 		out[line] = true
 	}
 	return out
+}
+
+// rgIgnoredNames is what rg skips by .gitignore at the top of a walk of
+// dir: the plain names of the .gitignore of the repository dir is in (rg
+// applies .gitignore only inside one). Not relied on when an ignore file
+// on the way from the repository's top to dir (.gitignore, .ignore,
+// .rgignore) re-includes anything.
+func (c *checker) rgIgnoredNames(dir, cwd string) map[string]bool {
+	abs, err := absPath(dir, cwd, c.env)
+	if err != nil {
+		return nil
+	}
+	fsys := c.env.fs()
+	root := filepath.Clean(abs)
+	for d := root; ; {
+		for _, f := range []string{".gitignore", ".ignore", ".rgignore"} {
+			if data, err := fsys.ReadFile(filepath.Join(d, f)); err == nil && (f != ".gitignore" || strings.Contains("\n"+string(data), "\n!")) {
+				return nil // .ignore and .rgignore are not read; a negation re-includes
+			}
+		}
+		if _, err := fsys.Lstat(filepath.Join(d, ".git")); err == nil {
+			return c.gitignoreNames(d, d == root)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return nil
+		}
+		d = parent
+	}
 }
 
 // recursiveOperands returns the directories a recursive reader reads: its
