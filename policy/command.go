@@ -226,8 +226,48 @@ func (c *checker) danger(p *parsed, allowed allowEntries, id, what, why string) 
 func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
 	c.checkSubcommands(p, allowed)
 	eff := c.checkOptions(p, allowed, st.cwd)
+	c.unknownOptions(p, allowed)
 	c.checkOperands(p, operandModeOf(p, eff), eff.cwd)
 	c.programChecks(p, allowed, eff.cwd, st)
+}
+
+// unknownOptions refuses, where the caller runs the command, an argument
+// whose value is data known only at run time (a file's content, a
+// variable read at run time) to a program with options that run programs
+// or write files: the value may be such an option (find $(cat f) with f
+// holding -exec). Output of commands that print names or numbers (git
+// rev-parse, git ls-files, go list, find, nproc…) is not data.
+func (c *checker) unknownOptions(p *parsed, allowed allowEntries) {
+	if c.env.execution() == ExecutionConfined || !p.unknownOpts {
+		return
+	}
+	for _, a := range p.args {
+		if a.known || a.number || !(a.unbounded || a.data) {
+			continue
+		}
+		if strings.HasPrefix(a.lit, "--") && strings.Contains(a.lit, "=") {
+			continue // --format="$X": the option is literal, only its value is not
+		}
+		if p.prog == "find" || specRunsOrWrites(p.sp) || p.leaf != p.sp && specRunsOrWrites(p.leaf) {
+			c.danger(p, allowed, "$…", "argument known only at run time",
+				"may be an option that runs a program or writes a file, since its value is data read at run time; write the argument literally")
+			return
+		}
+	}
+}
+
+// specRunsOrWrites reports whether a table row has an option that runs a
+// program or code, changes configuration, or writes a file.
+func specRunsOrWrites(sp *spec) bool {
+	if sp == nil {
+		return false
+	}
+	for _, o := range sp.opts {
+		if o.eff.dangerous() || o.eff == effWrite {
+			return true
+		}
+	}
+	return false
 }
 
 // checkSubcommands refuses subcommands that are dangerous in themselves, and

@@ -34,6 +34,19 @@ func registerInterpreters(add adder) {
 // interpExtra: an interpreter runs a script file (read) or, with no script
 // and no inline code option, code from standard input.
 func interpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, v := range p.values("-W") {
+		// -W action:message:category:module:lineno imports the category's
+		// module.
+		parts := strings.Split(v.s, ":")
+		if !v.known {
+			c.danger(p, allowed, "-W", "-W", "is known only at run time (its warning category is imported)")
+		} else if len(parts) >= 3 && strings.Contains(parts[2], ".") {
+			mod := parts[2][:strings.LastIndexByte(parts[2], '.')]
+			if m := pythonImportedModule(arg{s: mod, known: true}); m != "" {
+				c.danger(p, allowed, "-W", "-W "+v.s, "imports "+m+", which "+pythonImportDanger[m])
+			}
+		}
+	}
 	for _, v := range p.values("-X") {
 		if dir, ok := strings.CutPrefix(v.s, "pycache_prefix="); ok && v.known {
 			c.operand(dir, AccessWrite, st.cwd, "python3 -X pycache_prefix")
@@ -114,6 +127,31 @@ var pythonModules = map[string]string{
 	"pickle": "unpickles data, which runs code", "idle": "runs an interactive shell",
 }
 
+// pythonImportDanger are standard modules whose import, or whose
+// callables a test runner calls, run programs or code read from standard
+// input.
+var pythonImportDanger = map[string]string{
+	"antigravity": "starts a browser", "webbrowser": "starts a browser", "code": "runs code from standard input",
+	"pdb": "runs debugger commands", "pty": "runs programs", "os": "runs programs", "subprocess": "runs programs",
+	"idlelib": "runs an interactive shell", "turtledemo": "runs demo code", "runpy": "runs modules",
+	"importlib": "imports any module", "builtins": "runs code", "ctypes": "calls native code", "shutil": "changes files",
+	"multiprocessing": "runs programs", "asyncio": "runs code from standard input", "this": "",
+}
+
+// pythonImportedModule returns the top-level module of a dotted name given
+// to a module that imports it, when that module is one of
+// pythonImportDanger.
+func pythonImportedModule(a arg) string {
+	if !a.known || strings.HasPrefix(a.s, "-") {
+		return ""
+	}
+	top, _, _ := strings.Cut(a.s, ".")
+	if why, ok := pythonImportDanger[top]; ok && why != "" {
+		return top
+	}
+	return ""
+}
+
 // pythonModule checks python -m MODULE: package managers are checked as the
 // program they are, modules that run inline code are dangerous.
 func (c *checker) pythonModule(p *parsed, allowed allowEntries, mod arg, st *shellState) {
@@ -133,6 +171,18 @@ func (c *checker) pythonModuleArgs(p *parsed, allowed allowEntries, name string,
 	}
 	if why := pythonModules[name]; why != "" {
 		c.danger(p, allowed, "-m "+name, "-m "+name, why)
+	}
+	switch name {
+	case "unittest", "pydoc", "inspect", "pickletools", "timeit":
+		// The names they are given are imported (and, for unittest, a
+		// callable is called): a module whose import or call runs other
+		// programs or reads stdin as code is refused (python3 -m unittest
+		// code.interact).
+		for _, a := range args {
+			if mod := pythonImportedModule(a); mod != "" {
+				c.danger(p, allowed, "-m "+name, "-m "+name+" "+a.s, "imports "+mod+", which "+pythonImportDanger[mod])
+			}
+		}
 	}
 	switch name {
 	case "cProfile", "profile", "trace", "doctest", "pdb", "unittest", "pytest":
@@ -155,6 +205,16 @@ func (c *checker) pythonModuleArgs(p *parsed, allowed allowEntries, name string,
 			c.danger(p, allowed, "-m pydoc", "-m pydoc -b", "starts a web server and a browser")
 		}
 	case "zipfile", "tarfile":
+		// The command option may follow others (-v -c).
+		for len(args) > 0 && args[0].known && (args[0].s == "-v" || args[0].s == "--verbose" || args[0].s == "--filter" && len(args) > 1) {
+			if args[0].s == "--filter" {
+				args = args[1:]
+			}
+			args = args[1:]
+		}
+		if len(args) > 0 && !args[0].known {
+			c.danger(p, allowed, "-m "+name, "-m "+name+" $…", "takes a command known only at run time")
+		}
 		if len(args) > 0 && args[0].known && (args[0].s == "-c" || args[0].s == "--create") && len(args) > 1 {
 			if args[1].known {
 				c.operand(args[1].s, AccessWrite, st.cwd, "python3 -m "+name+" archive")
@@ -167,6 +227,24 @@ func (c *checker) pythonModuleArgs(p *parsed, allowed allowEntries, name string,
 		}
 		if len(args) > 2 && args[0].known && (args[0].s == "-e" || args[0].s == "--extract") && args[2].known {
 			c.operand(args[2].s, AccessWrite, st.cwd, "python3 -m "+name+" target")
+		}
+	case "zipapp":
+		// zipapp SOURCE packs every file below the source directory.
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case !a.known:
+			case a.s == "-o" || a.s == "--output":
+				if i+1 < len(args) && args[i+1].known {
+					c.operand(args[i+1].s, AccessWrite, st.cwd, "python3 -m zipapp output")
+				}
+				i++
+			case a.s == "-m" || a.s == "--main" || a.s == "-p" || a.s == "--python":
+				i++
+			case strings.HasPrefix(a.s, "-"):
+			default:
+				c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, follow: true})
+			}
 		}
 	case "venv", "virtualenv":
 		for _, a := range args {

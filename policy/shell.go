@@ -61,6 +61,9 @@ type shellState struct {
 	// customIFS says that the script set IFS: unquoted expansions split
 	// in ways the checker does not follow.
 	customIFS bool
+	// dataVars are variables assigned data read at run time (see
+	// arg.data).
+	dataVars map[string]bool
 }
 
 // clone is the state a subshell starts with: a copy, so that what it
@@ -69,7 +72,8 @@ func (st *shellState) clone() *shellState {
 	return &shellState{cwd: st.cwd, pos: st.pos, posKnown: st.posKnown, pipedIn: st.pipedIn, cond: st.cond,
 		vars: maps.Clone(st.vars), funcs: maps.Clone(st.funcs), numeric: maps.Clone(st.numeric),
 		unbounded: maps.Clone(st.unbounded), shopt: maps.Clone(st.shopt), cwdDeferred: st.cwdDeferred,
-		made: maps.Clone(st.made), cwdFuncs: maps.Clone(st.cwdFuncs), customIFS: st.customIFS}
+		made: maps.Clone(st.made), cwdFuncs: maps.Clone(st.cwdFuncs), customIFS: st.customIFS,
+		dataVars: maps.Clone(st.dataVars)}
 }
 
 // setVar records a variable's value (nil: unknown).
@@ -579,8 +583,17 @@ func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
 		if a.Naked {
 			return // export NAME: value unchanged
 		}
+		data := val == nil && a.Value != nil && c.dataWord(a.Value.Parts, st)
 		st.setVar(name, val)
 		st.setUnbounded(name, val == nil && a.Value != nil && c.unboundedWord(a.Value.Parts, st))
+		if data {
+			if st.dataVars == nil {
+				st.dataVars = map[string]bool{}
+			}
+			st.dataVars[name] = true
+		} else {
+			delete(st.dataVars, name)
+		}
 		delete(st.numeric, name)
 		if a.Value != nil && len(a.Value.Parts) == 1 {
 			if _, ok := a.Value.Parts[0].(*syntax.ArithmExp); ok {

@@ -36,6 +36,13 @@ type arg struct {
 	// text in prefix (make -j$(nproc)).
 	number bool
 	prefix string
+	// data says that the unknown parts of the value include data read at
+	// run time: a command substitution of a program that prints file
+	// content or variables (cat, head, echo $x…), not names or numbers.
+	data bool
+	// lit is the literal text before the first part known only at run
+	// time (--format= in --format="$X").
+	lit string
 }
 
 // knownArgs makes args of literal strings.
@@ -66,6 +73,8 @@ func (c *checker) words(ws []*syntax.Word, st *shellState) []arg {
 		if ifsSplit || !c.static(w.Parts, st) {
 			a := arg{unbounded: ifsSplit || c.unboundedWord(w.Parts, st) || dotDotText(w.Parts), dash: literalDash(w.Parts)}
 			a.prefix, a.number = c.numberWord(w.Parts, st)
+			a.data = c.dataWord(w.Parts, st)
+			a.lit = literalPrefix(w.Parts)
 			out = append(out, a)
 			continue
 		}
@@ -214,6 +223,92 @@ func (c *checker) numberWord(parts []syntax.WordPart, st *shellState) (prefix st
 		return prefix, name == "nproc"
 	}
 	return "", false
+}
+
+// namePrinters are programs (and git subcommands) whose output is names,
+// hashes or numbers, never a file's content: a substitution of one is not
+// data (see arg.data).
+var namePrinters = map[string]bool{
+	"nproc": true, "pwd": true, "basename": true, "dirname": true, "realpath": true, "readlink": true, "date": true,
+	"uname": true, "whoami": true, "hostname": true, "id": true, "wc": true, "find": true, "ls": true, "mktemp": true,
+	"git rev-parse": true, "git merge-base": true, "git describe": true, "git ls-files": true, "git rev-list": true,
+	"git symbolic-ref": true, "git branch": true, "git diff": true, "git status": true, "go list": true, "go env": true,
+	"getconf": true, "seq": true, "which": true, "command": true,
+}
+
+// lineFilters print lines of their input (names stay names).
+var lineFilters = map[string]bool{"grep": true, "sort": true, "uniq": true, "head": true, "tail": true, "cut": true}
+
+// dataWord reports whether a word's unknown parts include data read at
+// run time (see arg.data): a substitution whose output may be file
+// content, or a variable assigned one.
+func (c *checker) dataWord(parts []syntax.WordPart, st *shellState) bool {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.DblQuoted:
+			if c.dataWord(p.Parts, st) {
+				return true
+			}
+		case *syntax.CmdSubst:
+			if len(p.Stmts) != 1 || !printsNames(p.Stmts[0].Cmd, true) {
+				return true
+			}
+		case *syntax.ProcSubst:
+			return true
+		case *syntax.ParamExp:
+			if p.Param != nil && st.dataVars[p.Param.Value] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// printsNames reports whether a command prints only names or numbers: a
+// name printer, or a pipeline of one into line filters (first says cmd
+// starts the pipeline).
+func printsNames(cmd syntax.Command, first bool) bool {
+	switch cmd := cmd.(type) {
+	case *syntax.BinaryCmd:
+		return cmd.Op == syntax.Pipe && printsNames(cmd.X.Cmd, first) && printsNames(cmd.Y.Cmd, false)
+	case *syntax.CallExpr:
+		if len(cmd.Args) == 0 || len(cmd.Assigns) > 0 {
+			return false
+		}
+		name, _ := plainLiteral(cmd.Args[0])
+		if !first {
+			return lineFilters[name]
+		}
+		if len(cmd.Args) > 1 {
+			if sub, ok := plainLiteral(cmd.Args[1]); ok && namePrinters[name+" "+sub] {
+				return true
+			}
+		}
+		return namePrinters[name] && name != "git" && name != "go"
+	}
+	return false
+}
+
+// literalPrefix is the literal text a word starts with, up to its first
+// expansion.
+func literalPrefix(parts []syntax.WordPart) string {
+	var b strings.Builder
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			b.WriteString(literalPrefix(p.Parts))
+			if !literalParts(p.Parts) {
+				return b.String()
+			}
+		default:
+			return b.String()
+		}
+	}
+	return b.String()
 }
 
 // unquotedExpansion reports whether a word has an expansion outside
