@@ -30,7 +30,7 @@ echo "== policy corpora through the CLI"
 go build -o ./scopegate ./cmd/scopegate
 runner=../shared/tools/corpus_run.py
 if [ -f "$runner" ] && python3 -c 'import yaml' 2>/dev/null; then
-  for corpus in ../shared/corpus/*.yaml policy/testdata/corpus/extra.yaml policy/testdata/corpus/adversarial.yaml; do
+  for corpus in ../shared/corpus/*.yaml policy/testdata/corpus/*.yaml; do
     [ -f "$corpus" ] || continue
     echo "-- $corpus"
     python3 "$runner" --bin ./scopegate --corpus "$corpus" --max-fp-pct 0
