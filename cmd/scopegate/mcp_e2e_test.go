@@ -102,6 +102,7 @@ func mcpText(r map[string]any) string {
 // once denied, through the real MCP inspector CLI, over stdio and over
 // serve's Streamable HTTP.
 func TestMCPInspector(t *testing.T) {
+	npmclient.Bin(t, "mcp-inspector-cli") // skips (fails under CI=true) before anything when it is missing
 	w := mcpWorkspace(t)
 	s := startServe(t, w)
 	targets := map[string][]string{
