@@ -64,6 +64,10 @@ type shellState struct {
 	// dataVars are variables assigned data read at run time (see
 	// arg.data).
 	dataVars map[string]bool
+	// arrays are the indexed arrays whose every element is known,
+	// assigned whole (a=(x y), declare -a a=(…)); any other assignment
+	// to the name forgets it.
+	arrays map[string][]string
 }
 
 // clone is the state a subshell starts with: a copy, so that what it
@@ -73,7 +77,7 @@ func (st *shellState) clone() *shellState {
 		vars: maps.Clone(st.vars), funcs: maps.Clone(st.funcs), numeric: maps.Clone(st.numeric),
 		unbounded: maps.Clone(st.unbounded), shopt: maps.Clone(st.shopt), cwdDeferred: st.cwdDeferred,
 		made: maps.Clone(st.made), cwdFuncs: maps.Clone(st.cwdFuncs), customIFS: st.customIFS,
-		dataVars: maps.Clone(st.dataVars)}
+		dataVars: maps.Clone(st.dataVars), arrays: maps.Clone(st.arrays)}
 }
 
 // setVar records a variable's value (nil: unknown).
@@ -82,6 +86,7 @@ func (st *shellState) setVar(name string, val *string) {
 		st.vars = map[string]*string{}
 	}
 	st.vars[name] = val
+	delete(st.arrays, name)
 	if name == "IFS" && (val == nil || *val != " \t\n") {
 		st.customIFS = true
 	}
@@ -584,8 +589,12 @@ func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
 			return // export NAME: value unchanged
 		}
 		data := val == nil && a.Value != nil && c.dataWord(a.Value.Parts, st)
+		oldArray, hadArray := st.arrays[name]
 		st.setVar(name, val)
 		st.setUnbounded(name, val == nil && a.Value != nil && c.unboundedWord(a.Value.Parts, st))
+		if a.Array != nil && !a.Naked && (!a.Append || hadArray) {
+			c.knownArray(a, st, oldArray)
+		}
 		if data {
 			if st.dataVars == nil {
 				st.dataVars = map[string]bool{}
@@ -601,6 +610,34 @@ func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
 			}
 		}
 	}
+}
+
+// knownArray records an indexed array assigned whole when every element
+// is known (after the assignment made the name unknown).
+func (c *checker) knownArray(a *syntax.Assign, st *shellState, old []string) {
+	name := a.Name.Value
+	list := append([]string(nil), old...) // a+=(…) appends to the old elements
+
+	for _, e := range a.Array.Elems {
+		if e.Index != nil || e.Value == nil {
+			return // a[i]=x, associative arrays
+		}
+		for _, f := range c.words([]*syntax.Word{e.Value}, st) {
+			if !f.known {
+				return
+			}
+			list = append(list, f.s)
+		}
+	}
+	if st.arrays == nil {
+		st.arrays = map[string][]string{}
+	}
+	st.arrays[name] = list
+	first := ""
+	if len(list) > 0 {
+		first = list[0]
+	}
+	st.vars[name] = &first // $a is the first element
 }
 
 // redirect checks one redirection: the file read or written, heredocs and

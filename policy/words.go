@@ -116,6 +116,9 @@ func (c *checker) static(parts []syntax.WordPart, st *shellState) bool {
 				return false
 			}
 		case *syntax.ParamExp:
+			if p.Index != nil && p.Param != nil && knownIndex(p, st) {
+				continue // ${a[@]}, ${a[0]} of an array whose elements are known
+			}
 			if p.Excl || p.Width || p.IsSet || p.Index != nil || p.Names != 0 || p.Param == nil {
 				return false
 			}
@@ -146,6 +149,21 @@ func (c *checker) static(parts []syntax.WordPart, st *shellState) bool {
 		}
 	}
 	return true
+}
+
+// knownIndex reports whether a subscripted expansion reads an array whose
+// elements are known, at @, * or a literal index, with no other operator.
+func knownIndex(p *syntax.ParamExp, st *shellState) bool {
+	if _, ok := st.arrays[p.Param.Value]; !ok || p.Excl || p.Width || p.IsSet || p.Names != 0 ||
+		p.Slice != nil || p.Repl != nil || p.Exp != nil {
+		return false
+	}
+	w, ok := p.Index.(*syntax.Word)
+	if !ok {
+		return false
+	}
+	lit, ok := plainLiteral(w)
+	return ok && (lit == "@" || lit == "*" || lit != "" && strings.Trim(lit, "0123456789") == "")
 }
 
 // unboundedWord reports whether the unknown parts of a word include an
@@ -482,6 +500,9 @@ func (e staticEnv) Get(name string) expand.Variable {
 	}
 	if name == "IFS" {
 		return expand.Variable{Set: true, Kind: expand.String, Str: " \t\n"}
+	}
+	if list, ok := e.st.arrays[name]; ok {
+		return expand.Variable{Set: true, Kind: expand.Indexed, List: list}
 	}
 	v, ok := e.c.varValue(name, e.st)
 	if !ok {
