@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"mvdan.cc/sh/v3/expand"
 )
 
 // This file holds the shell's own commands: builtins change the shell's
@@ -171,12 +173,43 @@ func (c *checker) assigningBuiltin(name string, args []arg, st *shellState) {
 				Message: name + " assigns a variable whose name is known only at run time"})
 			continue
 		}
+		if v, ok := c.printfValue(name, args); ok {
+			// printf -v NAME FORMAT ARGS… of known words: a known value.
+			c.addAll(c.s.envAssign(n.s, &v, st.cwd, c.env))
+			st.setVar(n.s, &v)
+			delete(st.unbounded, n.s)
+			continue
+		}
 		c.addAll(c.s.envAssign(n.s, nil, st.cwd, c.env))
 		st.setVar(n.s, nil)
 		// A line read from a pipe is a checked command's output; read
 		// from anywhere else, or made by printf or getopts, it is data.
 		st.setUnbounded(n.s, !(st.pipedIn && (name == "read" || name == "mapfile" || name == "readarray")))
 	}
+}
+
+// printfValue is the value printf -v NAME FORMAT ARGS… assigns, when the
+// format and its arguments are known words.
+func (c *checker) printfValue(name string, args []arg) (string, bool) {
+	if name != "printf" || len(args) < 4 || !args[1].known || args[1].s != "-v" {
+		return "", false
+	}
+	rest := args[3:]
+	if len(rest) > 0 && rest[0].known && rest[0].s == "--" {
+		rest = rest[1:]
+	}
+	var words []string
+	for _, a := range rest {
+		if !a.known {
+			return "", false
+		}
+		words = append(words, a.s)
+	}
+	if len(words) == 0 || strings.HasPrefix(words[0], "-") {
+		return "", false
+	}
+	s, _, err := expand.Format(&expand.Config{}, words[0], words[1:])
+	return s, err == nil
 }
 
 // execBuiltin checks the command exec replaces the shell with.
