@@ -125,6 +125,21 @@ func redirectsStdin(rs []*syntax.Redirect) bool {
 	return false
 }
 
+// stdinFromProcSubst reports whether a statement's standard input is
+// redirected from a process substitution, <(cmd), and from nothing after.
+func stdinFromProcSubst(rs []*syntax.Redirect) bool {
+	from := false
+	for _, r := range rs {
+		switch r.Op {
+		case syntax.RdrIn, syntax.RdrInOut, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn:
+			if r.N == nil || r.N.Value == "0" {
+				from = r.Op == syntax.RdrIn && r.Word != nil && isProcSubstWord(r.Word)
+			}
+		}
+	}
+	return from
+}
+
 // setUnbounded records whether the unknown value of a variable is unbounded.
 func (st *shellState) setUnbounded(name string, on bool) {
 	if !on {
@@ -250,11 +265,16 @@ func (c *checker) stmt(s *syntax.Stmt, st *shellState) {
 		// A background job runs in a subshell: its cd does not persist.
 		st = st.clone()
 	}
-	if st.pipedIn && redirectsStdin(s.Redirs) {
+	if st.pipedIn && redirectsStdin(s.Redirs) && !stdinFromProcSubst(s.Redirs) {
 		// What reads stdin here reads a file or a here-document, not the
 		// output of the command before the pipe.
 		st.pipedIn = false
 		defer func() { st.pipedIn = true }()
+	} else if !st.pipedIn && stdinFromProcSubst(s.Redirs) {
+		// done < <(cmd): stdin is a checked command's output, as in
+		// cmd | while …
+		st.pipedIn = true
+		defer func() { st.pipedIn = false }()
 	}
 	for _, r := range s.Redirs {
 		c.redirect(r, st)
