@@ -26,11 +26,12 @@ func registerArchives(add adder) {
 		fl("-t --list"), fl("-d --diff --compare"), fl("--delete"), val("-b --blocking-factor"), val("-K --starting-file"),
 		val("-N --newer --after-date"), val("-L --tape-length"), val("-V --label"), val("-H --format"), val("--exclude"),
 		val("--transform --xform"), val("--strip-components"), val("--owner"), val("--group"), val("--mode"), val("--mtime"),
-		val("--checkpoint"), fl("-h --dereference"), flags("-z -j -J -v -O -k -m -p -S -W -B -M -R -G -l -o -s -w -a --zstd --gzip --bzip2 --xz"))}, "tar", "gtar", "bsdtar")
+		val("--checkpoint"), fl("-h --dereference"), flags("-z -j -J -v -O -k -m -p -S -W -B -M -R -G -l -o -s -w -a --zstd --gzip --bzip2 --xz"), fl("--exclude-vcs"), fl("--anchored"),
+		fl("--no-anchored"), fl("--wildcards"), fl("--no-wildcards"), fl("--wildcards-match-slash"), fl("--no-wildcards-match-slash"))}, "tar", "gtar", "bsdtar")
 	add(&spec{operands: opWriteFirst, opts: opts(exe("-TT --unzip-command", "runs a command to test the archive"), wr("-b --temp-path"),
 		wr("-O --output-file"), val("-n --suffixes"), val("-t --from-date"), val("-tt --before-date"), val("-x --exclude"),
 		val("-i --include"), val("-P --password"), val("-s --split-size"), val("-Z --compression-method"),
-		fl("-r -R --recurse-paths"), flags("-j -q -v -T -u -f -d -m -0 -1 -2 -3 -4 -5 -6 -7 -8 -9 -y -D -X -e -A -F -g -l -o -z")), extra: zipExtra}, "zip")
+		fl("-r -R --recurse-paths"), flags("-j -q -v -T -u -f -d -m -0 -1 -2 -3 -4 -5 -6 -7 -8 -9 -y -D -X -e -A -F -g -l -o -z"), fl("-nw"), fl("-ws")), extra: zipExtra}, "zip")
 	add(&spec{operands: opNone, extra: unzipExtra, opts: opts(wr("-d"), val("-x"), val("-P"), flags("-o -n -q -l -t -v -j -a -C -L -u -f -p -c -Z"))}, "unzip")
 }
 
@@ -91,10 +92,25 @@ func tarExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		}
 	}
 	if create {
+		// GNU tar's exclusions, as it matches them by default; options
+		// that make it match fewer names leave them unused.
+		var filters []walkFilter
+		if !p.has("--anchored") && !p.has("--no-wildcards") && !p.has("--no-wildcards-match-slash") {
+			for _, v := range p.values("--exclude") {
+				if v.known {
+					filters = append(filters, walkFilter{glob: v.s, files: true, dirs: true})
+				}
+			}
+			if p.has("--exclude-vcs") {
+				for _, d := range []string{".git", ".svn", ".hg", ".bzr", "CVS", "_darcs", ".gitignore", ".gitmodules", ".gitattributes"} {
+					filters = append(filters, walkFilter{glob: d, files: true, dirs: true})
+				}
+			}
+		}
 		for _, a := range p.operands() {
 			if a.known {
 				c.operand(a.s, AccessRead, st.cwd, "tar input")
-				c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, follow: p.has("-h")})
+				c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, follow: p.has("-h"), filters: filters, matcher: tarMatcher(a.s)})
 			}
 		}
 	}
@@ -125,11 +141,21 @@ func zipExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	if !p.has("-r") {
 		return
 	}
+	// zip's -i and -x patterns, matched as it matches them (files only:
+	// it still walks every directory).
+	var filters []walkFilter
+	if !p.has("-nw") && !p.has("-ws") {
+		for _, o := range p.occ {
+			if o.has && o.value.known && (o.id == "-x" || o.id == "-i") {
+				filters = append(filters, walkFilter{glob: o.value.s, include: o.id == "-i", files: true})
+			}
+		}
+	}
 	ops := p.operands()
 	for i, a := range ops {
 		if i > 0 && a.known {
 			// zip stores what a link points to unless -y.
-			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, follow: !p.has("-y")})
+			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, follow: !p.has("-y"), filters: filters, matcher: zipMatcher(a.s)})
 		}
 	}
 }

@@ -38,6 +38,8 @@ type walkOpts struct {
 	rooted bool
 	// verb says what the program does to the files ("reads" when empty).
 	verb string
+	// matcher, when set, is how the filters match instead (tar, zip).
+	matcher func(glob, rel string) bool
 }
 
 // walkFilter is one include or exclude glob of a recursive reader.
@@ -80,6 +82,9 @@ func (o *walkOpts) unmatchedFileSkipped() bool {
 
 // match reports whether an entry matches a filter glob (see rooted).
 func (o *walkOpts) match(g, rel, name string, dir bool) bool {
+	if o.matcher != nil {
+		return o.matcher(g, rel)
+	}
 	if !o.rooted {
 		return fnmatchName(g, name)
 	}
@@ -93,6 +98,139 @@ func (o *walkOpts) match(g, rel, name string, dir bool) bool {
 	}
 	ok, _ := doublestar.Match(g, target)
 	return ok
+}
+
+// wildMatch reports whether s matches a shell wildcard pattern in which *
+// and ? match "/" too (GNU tar's exclusions, zip's -x and -i): * ? [class]
+// [!class] [^class] and backslash escapes; a "[" without its "]" is
+// literal.
+func wildMatch(p, s string) bool {
+	// The classic matcher with one backtrack point: since * matches any
+	// run, only the last * seen needs retrying, so it takes O(len(p) *
+	// len(s)) steps whatever the pattern.
+	pi, si := 0, 0
+	starP, starS := -1, 0
+	for si < len(s) {
+		if pi < len(p) {
+			switch c := p[pi]; c {
+			case '*':
+				starP, starS = pi, si
+				pi++
+				continue
+			case '?':
+				pi, si = pi+1, si+1
+				continue
+			case '[':
+				if end := classEnd(p[pi:]); end >= 0 {
+					if classMatch(p[pi+1:pi+end], s[si]) {
+						pi, si = pi+end+1, si+1
+						continue
+					}
+				} else if s[si] == '[' {
+					pi, si = pi+1, si+1
+					continue
+				}
+			default:
+				lit, n := c, 1
+				if c == '\\' && pi+1 < len(p) {
+					lit, n = p[pi+1], 2
+				}
+				if lit == s[si] {
+					pi, si = pi+n, si+1
+					continue
+				}
+			}
+		}
+		if starP < 0 {
+			return false
+		}
+		// Let the last * take one more byte and retry from there.
+		starS++
+		pi, si = starP+1, starS
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// classEnd is the index of the "]" closing the class p starts, or -1.
+func classEnd(p string) int {
+	i := 1
+	if i < len(p) && (p[i] == '!' || p[i] == '^') {
+		i++
+	}
+	if i < len(p) && p[i] == ']' {
+		i++ // a leading ] is a member
+	}
+	for ; i < len(p); i++ {
+		if p[i] == ']' {
+			return i
+		}
+	}
+	return -1
+}
+
+// classMatch reports whether byte b is in a class body ("!a-z").
+func classMatch(class string, b byte) bool {
+	negate := len(class) > 0 && (class[0] == '!' || class[0] == '^')
+	if negate {
+		class = class[1:]
+	}
+	in := false
+	for i := 0; i < len(class); i++ {
+		lo := class[i]
+		if i+2 < len(class) && class[i+1] == '-' {
+			if lo <= b && b <= class[i+2] {
+				in = true
+			}
+			i += 2
+			continue
+		}
+		if lo == b {
+			in = true
+		}
+	}
+	return in != negate
+}
+
+// tarMatcher matches GNU tar's --exclude patterns as it does by default
+// (--no-anchored --wildcards --wildcards-match-slash): against the member
+// name (the operand, then the path below it) or any part of it after a
+// slash.
+func tarMatcher(operand string) func(glob, rel string) bool {
+	prefix := strings.TrimPrefix(filepath.Clean(operand), "/")
+	if operand == "." || strings.HasPrefix(operand, "./") {
+		prefix = "./" + strings.TrimPrefix(prefix, ".")
+	}
+	return func(glob, rel string) bool {
+		name := strings.TrimSuffix(prefix, "/") + "/" + rel
+		for {
+			if wildMatch(glob, name) {
+				return true
+			}
+			i := strings.IndexByte(name, '/')
+			if i < 0 {
+				return false
+			}
+			name = name[i+1:]
+		}
+	}
+}
+
+// zipMatcher matches zip's -x and -i patterns as it does: against the
+// whole stored name (the operand without "./", then the path below it).
+func zipMatcher(operand string) func(glob, rel string) bool {
+	prefix := strings.TrimPrefix(filepath.Clean(operand), "/")
+	if prefix == "." {
+		prefix = ""
+	}
+	return func(glob, rel string) bool {
+		if prefix != "" {
+			rel = prefix + "/" + rel
+		}
+		return wildMatch(glob, rel)
+	}
 }
 
 // fnmatchName reports whether a base name (no slash) matches an fnmatch(3)

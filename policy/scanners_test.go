@@ -2,6 +2,7 @@ package policy
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -92,4 +93,59 @@ func TestFnmatchName(t *testing.T) {
 			t.Errorf("fnmatchName(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
 		}
 	}
+}
+
+func TestWildMatch(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"*.env", "./services/api/.env", true},
+		{"*/runtime/*", "internal/runtime/state.json", true},
+		{".env", "services/api/.env", false},
+		{"node_modules/*", "node_modules/a/b.json", true},
+		{"[!a]x", "bx", true},
+		{"[!a]x", "ax", false},
+		{"[^a]x", "ax", false},
+		{"[a-c]x", "bx", true},
+		{"[]]x", "]x", true},
+		{"[ab", "[ab", true},
+		{`\*x`, "*x", true},
+		{`\*x`, "ax", false},
+		{"a?c", "a/c", true},
+		{"**", "", true},
+	} {
+		if got := wildMatch(tc.pattern, tc.s); got != tc.want {
+			t.Errorf("wildMatch(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
+		}
+	}
+}
+
+// FuzzWildMatch checks wildMatch against what any matcher of these
+// wildcards must do: a string matches itself with its specials escaped,
+// "*" matches everything, and a pattern without specials matches only
+// itself.
+func FuzzWildMatch(f *testing.F) {
+	for _, s := range []string{"a", "*.env", "[!a]b", "x/y/z", `\[`} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, p, s string) {
+		wildMatch(p, s) // never panics, always ends
+		var esc []byte
+		for i := range len(s) {
+			if strings.IndexByte(`*?[\`, s[i]) >= 0 {
+				esc = append(esc, '\\')
+			}
+			esc = append(esc, s[i])
+		}
+		if !wildMatch(string(esc), s) {
+			t.Fatalf("%q escaped as %q does not match itself", s, esc)
+		}
+		if !wildMatch("*", s) {
+			t.Fatalf("* does not match %q", s)
+		}
+		if !strings.ContainsAny(p, `*?[\`) && wildMatch(p, s) != (p == s) {
+			t.Fatalf("literal %q against %q", p, s)
+		}
+	})
 }
