@@ -370,5 +370,24 @@ func (c *checker) trap(args []arg, st *shellState) {
 		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "trap", Message: "a trap action known only at run time cannot be checked"})
 		return
 	}
-	c.program(action.s, st.clone())
+	inner := st.clone()
+	c.program(action.s, inner)
+	if inner.cwd != st.cwd || inner.cwdDeferred || len(changedVars(st, inner)) > 0 {
+		// A DEBUG or ERR trap runs before or after other commands: what
+		// it changes cannot be placed.
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "trap",
+			Message: "a trap action that changes the directory or variables cannot be followed; run its commands directly"})
+	}
+}
+
+// changedVars are the variables after assigns that differ from before.
+func changedVars(before, after *shellState) []string {
+	var out []string
+	for name, v := range after.vars {
+		old, ok := before.vars[name]
+		if !ok || (old == nil) != (v == nil) || old != nil && *old != *v || v == nil && old != v {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -71,6 +71,10 @@ func (c *checker) simple(args []arg, st *shellState, lookup bool) {
 			if st.cwdFuncs[name] {
 				st.cwd = "" // its body changes the directory, from where it is called
 			}
+			for _, v := range st.funcVars[name] {
+				st.setVar(v, nil) // its body assigns them
+				st.setUnbounded(v, true)
+			}
 			return // a function this shell certainly defined: its body is checked
 		}
 		if c.builtin(name, args, st) {
@@ -245,8 +249,8 @@ func (c *checker) unknownOptions(p *parsed, allowed allowEntries) {
 		if a.known || a.number || !(a.unbounded || a.data) {
 			continue
 		}
-		if strings.HasPrefix(a.lit, "--") && strings.Contains(a.lit, "=") {
-			continue // --format="$X": the option is literal, only its value is not
+		if strings.HasPrefix(a.lit, "--") && strings.Contains(a.lit, "=") && !strings.Contains(a.lit, "flags=") {
+			continue // --format="$X": the option is literal, only its value is not (flags= values are split into options)
 		}
 		if p.prog == "find" || specRunsOrWrites(p.sp) || p.leaf != p.sp && specRunsOrWrites(p.leaf) {
 			c.danger(p, allowed, "$…", "argument known only at run time",

@@ -75,12 +75,12 @@ var safeGitVars = map[string]bool{
 	"GIT_LITERAL_PATHSPECS": true, "GIT_GLOB_PATHSPECS": true, "GIT_NOGLOB_PATHSPECS": true,
 	"GIT_ICASE_PATHSPECS": true, "GIT_FLUSH": true, "GIT_PROGRESS_DELAY": true, "GIT_MERGE_VERBOSITY": true,
 	"GIT_ADVICE": true, "GIT_DEFAULT_HASH": true, "GIT_CURL_VERBOSE": true, "GIT_LFS_SKIP_SMUDGE": true,
-	"GIT_REDACT_COOKIES": true, "GIT_TRACE_REDACT": true,
+	"GIT_REDACT_COOKIES": true,
 }
 
 // safeGitVarValues are GIT_* variables safe with the values given only:
 // GIT_MERGE_AUTOEDIT=yes would open an editor program.
-var safeGitVarValues = map[string][]string{"GIT_MERGE_AUTOEDIT": {"no"}}
+var safeGitVarValues = map[string][]string{"GIT_MERGE_AUTOEDIT": {"no"}, "GIT_TRACE_REDACT": {"1", "true", "yes"}}
 
 // gitTraceValue reports whether a GIT_TRACE* value traces to standard
 // error or nowhere: git(1) "an integer value greater than 2 and lower than
@@ -94,11 +94,21 @@ func gitTraceValue(v string) bool {
 	return false
 }
 
+// safePrefixedVars are variables under a refused prefix that only switch
+// behaviour (jobs, caches off, prompts off); write directories among them
+// are checked as writeDirVars.
+var safePrefixedVars = map[string]bool{
+	"CARGO_BUILD_JOBS": true, "CARGO_TARGET_DIR": true, "CARGO_BUILD_TARGET_DIR": true, "PIP_NO_CACHE_DIR": true,
+	"PIP_DISABLE_PIP_VERSION_CHECK": true, "PIP_NO_INPUT": true, "PIP_QUIET": true, "PIP_PROGRESS_BAR": true,
+	"PIP_NO_COLOR": true, "npm_config_yes": true, "NPM_CONFIG_YES": true, "npm_config_loglevel": true,
+	"NPM_CONFIG_LOGLEVEL": true, "npm_config_fund": true, "npm_config_audit": true, "npm_config_update_notifier": true,
+}
+
 // writeDirVars name directories programs write to: allowed only when the
 // directory is writable in scope.
 var writeDirVars = map[string]bool{"GOCACHE": true, "GOMODCACHE": true, "GOPATH": true, "GOCOVERDIR": true,
 	"GOTMPDIR": true, "GOBIN": true, "PYTHONPYCACHEPREFIX": true, "TMPDIR": true, "XDG_CACHE_HOME": true,
-	"CARGO_HOME": true, "CARGO_TARGET_DIR": true, "npm_config_cache": true}
+	"CARGO_HOME": true, "CARGO_TARGET_DIR": true, "CARGO_BUILD_TARGET_DIR": true, "npm_config_cache": true}
 
 // readFileVars name files or directories programs read configuration or
 // code from: allowed only when readable in scope.
@@ -137,7 +147,7 @@ func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Viola
 		return deny("holds shell or make syntax that a program may expand and run")
 	}
 	for prefix, why := range dangerousVarPrefixes {
-		if strings.HasPrefix(name, prefix) {
+		if strings.HasPrefix(name, prefix) && !safePrefixedVars[name] && !writeDirVars[name] {
 			return deny(why)
 		}
 	}
@@ -145,7 +155,7 @@ func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Viola
 		switch vals, ok := safeGitVarValues[name]; {
 		case ok:
 			if val == nil || !slices.Contains(vals, *val) {
-				return deny("makes git run a program unless it is " + strings.Join(vals, ", "))
+				return deny("changes what git runs or reveals (credentials in traces) unless it is " + strings.Join(vals, ", "))
 			}
 		case strings.HasPrefix(name, "GIT_TRACE"):
 			if val == nil || !gitTraceValue(*val) {

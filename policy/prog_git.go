@@ -133,6 +133,7 @@ var safeGitKeys = []string{"color.", "user.name", "user.email", "core.quotepath"
 // (credential.helper) or turns the pager off.
 var safeGitValues = map[string][]string{
 	"core.pager": {"cat", "less", "more", "false", ""}, "credential.helper": {""}, "submodule.recurse": {"false"},
+	"core.editor": {"true", "false", ":"}, "sequence.editor": {"true", "false", ":"},
 }
 
 // safeGitSetting reports whether git -c key=val cannot make git run a

@@ -75,7 +75,10 @@ func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, name := range []string{"-ldflags", "-gcflags", "-asmflags", "-gccgoflags"} {
 		for _, v := range p.values(name) {
 			if !v.known {
-				if name != "-ldflags" { // -ldflags "-X main.version=$V": version stamping, left to the run-time check
+				// -ldflags "-X main.version=$(git describe)": version
+				// stamping, left to the run-time check; data read at run
+				// time may add -extld.
+				if name != "-ldflags" || v.data {
 					c.danger(p, allowed, name, name, "is known only at run time")
 				}
 			} else if bad := unsafeToolFlag(v.s); bad != "" {

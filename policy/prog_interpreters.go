@@ -136,6 +136,7 @@ var pythonImportDanger = map[string]string{
 	"idlelib": "runs an interactive shell", "turtledemo": "runs demo code", "runpy": "runs modules",
 	"importlib": "imports any module", "builtins": "runs code", "ctypes": "calls native code", "shutil": "changes files",
 	"multiprocessing": "runs programs", "asyncio": "runs code from standard input", "this": "",
+	"sys": "starts the debugger (sys.breakpointhook), which runs code from standard input", "breakpoint": "starts the debugger",
 }
 
 // pythonImportedModule returns the top-level module of a dotted name given

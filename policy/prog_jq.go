@@ -49,7 +49,7 @@ func registerJQ(add adder) {
 // jqImport finds the import and include directives of a jq filter (compiled
 // on first use: a process that checks no jq command never pays for it).
 var jqImport = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(^|[^A-Za-z0-9_$.])(import|include)\s*"`)
+	return regexp.MustCompile(`(^|[^A-Za-z0-9_$.])(import|include)\s*[@"]`)
 })
 
 // jqCode is a jq filter with the text of its string literals blanked
@@ -110,7 +110,11 @@ func jqExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		c.danger(p, allowed, "-f", "-f", "runs a filter file whose import and include directives, which read files from the library search path, cannot be checked")
 	}
 	for _, t := range texts {
-		if t.known && jqImport().MatchString(jqCode(t.s)) {
+		if !t.known {
+			c.danger(p, allowed, "filter", "filter known only at run time", "may import modules or data files, which cannot be checked")
+			continue
+		}
+		if jqImport().MatchString(jqCode(t.s)) {
 			c.danger(p, allowed, "import", "import/include", "reads modules or data files from its library search path, which the call does not name")
 		}
 	}

@@ -22,6 +22,25 @@ func registerMake(add adder) {
 		operands: opNone, extra: makeExtra}, "make", "gmake")
 }
 
+// makeProgramVar reports whether a make variable by convention names a
+// program a recipe runs (CC, GO, *_CMD…): its value may not carry
+// arguments (CC='sh -c id'). Other variables (CFLAGS, ARGS) may hold
+// spaces.
+func makeProgramVar(name string) bool {
+	switch name {
+	case "CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "RM", "INSTALL", "GO", "PYTHON", "PYTHON3", "NODE", "NPM", "CARGO",
+		"RUSTC", "DOCKER", "JAVA", "JAVAC", "PERL", "RUBY", "BASH", "SH", "CMAKE", "NINJA", "STRIP", "OBJCOPY", "NM", "RANLIB",
+		"LEX", "YACC", "M4", "PKG_CONFIG", "MKDIR", "CP", "MV", "LN", "SED", "AWK", "GREP", "FIND", "TAR", "CURL", "WGET", "GIT":
+		return true
+	}
+	for _, suffix := range []string{"CMD", "PROG", "BIN", "EXE", "TOOL", "WRAPPER", "LAUNCHER", "RUNNER", "COMPILER", "LINKER", "EMULATOR", "INTERPRETER", "SHELL"} {
+		if strings.HasSuffix(strings.ToUpper(name), suffix) {
+			return true
+		}
+	}
+	return false
+}
+
 // makeExtra refuses makefiles from standard input and command-line
 // variables that recipes could run.
 func makeExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
@@ -50,7 +69,7 @@ func makeExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 			c.danger(p, allowed, name+"=", name+"=", "changes how make runs recipes")
 			continue
 		}
-		if strings.ContainsAny(val, "$`;|&<>()\n\\'\" \t") {
+		if strings.ContainsAny(val, "$`;|&<>()\n\\'\"") || makeProgramVar(name) && strings.ContainsAny(val, " \t") {
 			c.danger(p, allowed, name+"=", name+"="+clip(val), "overrides a variable that recipes may run with shell syntax")
 			continue
 		}

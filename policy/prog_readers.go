@@ -8,6 +8,8 @@ package policy
 
 // registerReaders adds the table rows of this file.
 func registerReaders(add adder) {
+	// kill's operands are process ids or job specs, not files.
+	add(&spec{operands: opNone, opts: opts(val("-s --signal"), val("-n"), fl("-l --list"), fl("-L --table"))}, "kill")
 	add(&spec{opts: opts(fl("-n --number"), fl("-A --show-all"), fl("-b"), fl("-e"), fl("-E"), fl("-s"), fl("-t"), fl("-T"), fl("-v"), fl("-u"))}, "cat", "tac")
 	add(&spec{opts: opts(val("-n --lines"), val("-c --bytes"), oval("-f --follow"), fl("-F"), val("-s --sleep-interval"), val("--pid"))}, "head", "tail")
 	add(&spec{opts: opts(rd("--files0-from"))}, "wc")

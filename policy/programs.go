@@ -210,7 +210,7 @@ func groupOf(name string) (int, bool) {
 	switch name {
 	case "rm", "mkdir", "rmdir", "touch", "truncate", "shred", "unlink", "tee", "chmod", "chown", "chgrp", "cp", "mv", "ln", "install", "uniq", "xxd", "split", "patch", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "zstd", "unzstd", "dd":
 		return groupFileUtils, true
-	case "cat", "tac", "head", "tail", "wc", "ls", "dir", "vdir", "tree", "du", "stat", "cut", "tr", "echo", "printf", "basename", "dirname", "seq", "yes", "sleep", "whoami", "id", "uname", "hostname", "date", "true", "false", "which", "nproc", "arch", "groups", "tty", "env-true", "diff", "join", "paste", "column", "fold", "fmt", "base64", "base32", "strings", "file", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "od", "hexdump", "sort", "shuf":
+	case "cat", "tac", "head", "tail", "wc", "ls", "dir", "vdir", "tree", "du", "stat", "cut", "tr", "echo", "printf", "basename", "dirname", "seq", "yes", "sleep", "whoami", "id", "uname", "hostname", "date", "true", "false", "which", "nproc", "arch", "groups", "tty", "env-true", "diff", "join", "paste", "column", "fold", "fmt", "base64", "base32", "strings", "file", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "od", "hexdump", "sort", "shuf", "kill":
 		return groupReaders, true
 	case "grep", "egrep", "fgrep", "rgrep", "zgrep", "rg", "fd", "fdfind":
 		return groupSearch, true

@@ -53,6 +53,10 @@ type shellState struct {
 	// being walked: a cd in it may fail (its directory does not exist) or
 	// may not run. The statement's end makes cwd unknown.
 	cwdDeferred bool
+	// pending is the variables' state before the first element of the &&
+	// list being walked that may not run: the statement's end merges it
+	// (mergeMaybe).
+	pending *varSnap
 	// made are the directories mkdir creates earlier in the script: a cd
 	// to one of them is taken to succeed.
 	made map[string]bool
@@ -64,6 +68,12 @@ type shellState struct {
 	// dataVars are variables assigned data read at run time (see
 	// arg.data).
 	dataVars map[string]bool
+	// maybeFuncs are every function the script may have defined (so a
+	// name printer called by that name is not trusted).
+	maybeFuncs map[string]bool
+	// funcVars are, per function, the variables its body assigns: a call
+	// makes them unknown.
+	funcVars map[string][]string
 	// arrays are the indexed arrays whose every element is known,
 	// assigned whole (a=(x y), declare -a a=(…)); any other assignment
 	// to the name forgets it.
@@ -77,7 +87,8 @@ func (st *shellState) clone() *shellState {
 		vars: maps.Clone(st.vars), funcs: maps.Clone(st.funcs), numeric: maps.Clone(st.numeric),
 		unbounded: maps.Clone(st.unbounded), shopt: maps.Clone(st.shopt), cwdDeferred: st.cwdDeferred,
 		made: maps.Clone(st.made), cwdFuncs: maps.Clone(st.cwdFuncs), customIFS: st.customIFS,
-		dataVars: maps.Clone(st.dataVars), arrays: maps.Clone(st.arrays)}
+		dataVars: maps.Clone(st.dataVars), arrays: maps.Clone(st.arrays), maybeFuncs: maps.Clone(st.maybeFuncs),
+		funcVars: maps.Clone(st.funcVars)}
 }
 
 // setVar records a variable's value (nil: unknown).
@@ -152,17 +163,62 @@ func (st *shellState) setUnbounded(name string, on bool) {
 	st.unbounded[name] = true
 }
 
-// conditional walks f with the state marked conditional.
+// conditional walks f with the state marked conditional: afterwards, what
+// f changed (directory, variables) may or may not have happened.
 func (st *shellState) conditional(f func()) {
 	st.cond++
 	cwd := st.cwd
+	before := st.snapshot()
 	defer func() {
 		st.cond--
 		if st.cwd != cwd {
 			st.cwd, st.cwdDeferred = "", false // the cd in it may not have run
 		}
+		st.mergeMaybe(before)
 	}()
 	f()
+}
+
+// varSnap is the variables' state before a region that may not run.
+type varSnap struct {
+	vars                        map[string]*string
+	numeric, unbounded, dataSet map[string]bool
+}
+
+// snapshot records the variables' state.
+func (st *shellState) snapshot() *varSnap {
+	return &varSnap{vars: maps.Clone(st.vars), numeric: maps.Clone(st.numeric), unbounded: maps.Clone(st.unbounded),
+		dataSet: maps.Clone(st.dataVars)}
+}
+
+// mergeMaybe makes each variable a region changed hold either its value
+// from before or from after the region: unknown, a number only if both
+// are, unbounded or data if either is.
+func (st *shellState) mergeMaybe(before *varSnap) {
+	for name, v := range st.vars {
+		old, had := before.vars[name]
+		if had && (old == nil && v == nil || old != nil && v != nil && *old == *v) &&
+			before.numeric[name] == st.numeric[name] && before.unbounded[name] == st.unbounded[name] {
+			continue
+		}
+		wasNumber := before.numeric[name] || had && old != nil && safeArith(*old)
+		isNumber := st.numeric[name] || v != nil && safeArith(*v)
+		unbounded := !had || before.unbounded[name] || st.unbounded[name]
+		data := before.dataSet[name] || st.dataVars[name]
+		st.setVar(name, nil)
+		if wasNumber && isNumber {
+			st.setNumeric(name)
+		} else {
+			delete(st.numeric, name)
+		}
+		st.setUnbounded(name, unbounded)
+		if data {
+			if st.dataVars == nil {
+				st.dataVars = map[string]bool{}
+			}
+			st.dataVars[name] = true
+		}
+	}
 }
 
 // add records a violation, once.
@@ -256,6 +312,10 @@ func (c *checker) stmts(ss []*syntax.Stmt, st *shellState) {
 		if st.cwdDeferred {
 			st.cwd, st.cwdDeferred = "", false
 		}
+		if st.pending != nil {
+			st.mergeMaybe(st.pending)
+			st.pending = nil
+		}
 	}
 }
 
@@ -304,11 +364,19 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 			return
 		}
 		c.stmt(cmd.X, st)
-		if cmd.Op == syntax.OrStmt && st.cwdDeferred {
-			// Y runs when X failed: X's cd may not have run.
-			st.cwd, st.cwdDeferred = "", false
+		if cmd.Op == syntax.OrStmt {
+			// Y runs when X failed: X's cd and assignments may not have
+			// run.
+			if st.cwdDeferred {
+				st.cwd, st.cwdDeferred = "", false
+			}
+			if st.pending != nil {
+				st.mergeMaybe(st.pending)
+				st.pending = nil
+			}
 		}
 		cwd := st.cwd
+		before := st.snapshot()
 		st.cond++
 		c.stmt(cmd.Y, st)
 		st.cond--
@@ -318,6 +386,13 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 			} else {
 				st.cwd, st.cwdDeferred = "", false
 			}
+		}
+		if cmd.Op == syntax.AndStmt {
+			if st.pending == nil {
+				st.pending = before // Y's changes hold for the rest of the && list
+			}
+		} else {
+			st.mergeMaybe(before)
 		}
 	case *syntax.Block:
 		c.stmts(cmd.Stmts, st)
@@ -422,12 +497,26 @@ func (c *checker) forClause(cmd *syntax.ForClause, st *shellState) {
 // it are not taken for programs: only when it is certainly defined.
 func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
 	changesCwd := false
+	var assigns []string
 	if cmd.Body != nil {
 		body := st.clone()
 		c.stmt(cmd.Body, body)
 		changesCwd = body.cwd != st.cwd || body.cwdDeferred
+		assigns = changedVars(st, body)
 	}
 	for _, name := range funcNames(cmd) {
+		if st.maybeFuncs == nil {
+			st.maybeFuncs = map[string]bool{}
+		}
+		st.maybeFuncs[name] = true
+		if len(assigns) > 0 {
+			if st.funcVars == nil {
+				st.funcVars = map[string][]string{}
+			}
+			st.funcVars[name] = assigns
+		} else {
+			delete(st.funcVars, name)
+		}
 		if changesCwd {
 			if st.cwdFuncs == nil {
 				st.cwdFuncs = map[string]bool{}
@@ -456,7 +545,8 @@ func (c *checker) testExpr(x syntax.TestExpr, st *shellState) {
 	case *syntax.BinaryTest:
 		c.testExpr(x.X, st)
 		c.testExpr(x.Y, st)
-		if x.Op >= syntax.TsEql && x.Op <= syntax.TsGeq {
+		switch x.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
 			// -eq and friends evaluate both sides as arithmetic.
 			for _, side := range []syntax.TestExpr{x.X, x.Y} {
 				if w, ok := side.(*syntax.Word); ok {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -238,20 +239,24 @@ func (c *checker) numberWord(parts []syntax.WordPart, st *shellState) (prefix st
 			return "", false
 		}
 		name, _ := plainLiteral(call.Args[0])
-		return prefix, name == "nproc"
+		return prefix, name == "nproc" && !st.maybeFuncs[name] // a function named nproc prints anything
 	}
 	return "", false
 }
 
-// namePrinters are programs (and git subcommands) whose output is names,
-// hashes or numbers, never a file's content: a substitution of one is not
-// data (see arg.data).
-var namePrinters = map[string]bool{
-	"nproc": true, "pwd": true, "basename": true, "dirname": true, "realpath": true, "readlink": true, "date": true,
-	"uname": true, "whoami": true, "hostname": true, "id": true, "wc": true, "find": true, "ls": true, "mktemp": true,
-	"git rev-parse": true, "git merge-base": true, "git describe": true, "git ls-files": true, "git rev-list": true,
-	"git symbolic-ref": true, "git branch": true, "git diff": true, "git status": true, "go list": true, "go env": true,
-	"getconf": true, "seq": true, "which": true, "command": true,
+// namePrinters are programs (and git subcommands) whose output, whatever
+// literal arguments they are given, is a number, an absolute path, a hash
+// or a ref name, none of which starts with "-": a substitution of one is
+// not data (see arg.data). Their options must be among the ones listed
+// (git rev-parse echoes an unknown one back).
+var namePrinters = map[string][]string{
+	"nproc": {"--all"}, "pwd": {"-P", "-L"},
+	"git rev-parse":    {"--short", "--verify", "--abbrev-ref", "--show-toplevel", "-q", "--quiet", "--symbolic-full-name"},
+	"git merge-base":   {"--fork-point", "--is-ancestor"},
+	"git describe":     {"--tags", "--always", "--abbrev", "--long", "--dirty", "--exact-match", "--first-parent"},
+	"git rev-list":     {"--count", "--max-count", "--all", "--first-parent", "--no-merges", "--merges"},
+	"git symbolic-ref": {"--short", "-q", "--quiet"},
+	"go list":          {"-e", "-m", "-deps", "-test"},
 }
 
 // lineFilters print lines of their input (names stay names).
@@ -268,7 +273,7 @@ func (c *checker) dataWord(parts []syntax.WordPart, st *shellState) bool {
 				return true
 			}
 		case *syntax.CmdSubst:
-			if len(p.Stmts) != 1 || !printsNames(p.Stmts[0].Cmd, true) {
+			if len(p.Stmts) != 1 || !printsNames(p.Stmts[0].Cmd, true, st) {
 				return true
 			}
 		case *syntax.ProcSubst:
@@ -285,24 +290,47 @@ func (c *checker) dataWord(parts []syntax.WordPart, st *shellState) bool {
 // printsNames reports whether a command prints only names or numbers: a
 // name printer, or a pipeline of one into line filters (first says cmd
 // starts the pipeline).
-func printsNames(cmd syntax.Command, first bool) bool {
+func printsNames(cmd syntax.Command, first bool, st *shellState) bool {
 	switch cmd := cmd.(type) {
 	case *syntax.BinaryCmd:
-		return cmd.Op == syntax.Pipe && printsNames(cmd.X.Cmd, first) && printsNames(cmd.Y.Cmd, false)
+		return cmd.Op == syntax.Pipe && printsNames(cmd.X.Cmd, first, st) && printsNames(cmd.Y.Cmd, false, st)
 	case *syntax.CallExpr:
 		if len(cmd.Args) == 0 || len(cmd.Assigns) > 0 {
 			return false
 		}
-		name, _ := plainLiteral(cmd.Args[0])
-		if !first {
-			return lineFilters[name]
+		var words []string
+		for _, w := range cmd.Args {
+			s, ok := plainLiteral(w)
+			if lit, isLit := w.Parts[0].(*syntax.Lit); !ok && len(w.Parts) == 1 && isLit && !strings.ContainsAny(lit.Value, "*?[]{}\\") {
+				s, ok = lit.Value, true // HEAD~1: a tilde inside a word is literal
+			}
+			if !ok {
+				return false
+			}
+			words = append(words, s)
 		}
-		if len(cmd.Args) > 1 {
-			if sub, ok := plainLiteral(cmd.Args[1]); ok && namePrinters[name+" "+sub] {
-				return true
+		if st.maybeFuncs[words[0]] {
+			return false // a function of that name prints anything
+		}
+		if !first {
+			return lineFilters[words[0]]
+		}
+		opts, ok := namePrinters[words[0]]
+		rest := words[1:]
+		if !ok && len(words) > 1 {
+			opts, ok = namePrinters[words[0]+" "+words[1]]
+			rest = words[2:]
+		}
+		if !ok {
+			return false
+		}
+		for _, w := range rest {
+			name, _, _ := strings.Cut(w, "=")
+			if strings.HasPrefix(w, "-") && !slices.Contains(opts, name) {
+				return false
 			}
 		}
-		return namePrinters[name] && name != "git" && name != "go"
+		return true
 	}
 	return false
 }
