@@ -155,6 +155,11 @@ func (c *checker) paramOps(pe *syntax.ParamExp, st *shellState) {
 	if pe.Index != nil {
 		c.arithVars(pe.Index, st)
 	}
+	if pe.Slice != nil {
+		// ${x:offset:length}: both are arithmetic.
+		c.arithVars(pe.Slice.Offset, st)
+		c.arithVars(pe.Slice.Length, st)
+	}
 }
 
 // isName reports whether s is a shell variable name.

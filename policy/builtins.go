@@ -267,7 +267,7 @@ func (c *checker) declareWords(name string, args []arg, st *shellState) {
 // paths after it are resolved from there.
 func (c *checker) cd(name string, args []arg, st *shellState) {
 	var target *arg
-	physical := false
+	physical, extra := false, false
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		if a.known && a.s == "--" {
@@ -289,6 +289,7 @@ func (c *checker) cd(name string, args []arg, st *shellState) {
 			continue
 		}
 		target = &args[i]
+		extra = i+1 < len(args) // cd a b: "too many arguments" in bash
 		break
 	}
 	if name == "pushd" && (target == nil || target.known && len(target.s) > 1 && (target.s[0] == '+' || target.s[0] == '-')) {
@@ -336,13 +337,13 @@ func (c *checker) cd(name string, args []arg, st *shellState) {
 			return
 		}
 		st.cwd = real
-		return
+	} else {
+		st.cwd = filepath.Clean(abs) // bash's cd is logical by default
 	}
-	st.cwd = filepath.Clean(abs) // bash's cd is logical by default
-	if fi, err := c.env.fs().Stat(st.cwd); (err != nil || !fi.IsDir()) && !st.made[st.cwd] {
-		// cd fails when the directory does not exist: what runs only if
-		// it succeeded (the rest of an && list) is there, the rest of the
-		// script may not be.
+	if fi, err := c.env.fs().Stat(st.cwd); (err != nil || !fi.IsDir()) && !st.made[st.cwd] || extra {
+		// cd fails when the directory does not exist (or bash is given
+		// more than one): what runs only if it succeeded (the rest of an
+		// && list) is there, the rest of the script may not be.
 		st.cwdDeferred = true
 	}
 }

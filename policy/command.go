@@ -466,9 +466,18 @@ func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st 
 	if leaf != nil && leaf.wrapper {
 		c.wrapped(p, leaf, cwd, st)
 	}
-	if p.prog == "mkdir" && cwd != "" {
+	if p.prog == "mkdir" && cwd != "" && st.cond == 0 && !p.has("--help") && !p.has("--version") {
+		// A directory mkdir makes (with -p, or whose parent exists) is
+		// there for a cd after it.
 		for _, a := range p.operands() {
-			if abs, err := absPath(a.s, cwd, c.env); a.known && err == nil {
+			abs, err := absPath(a.s, cwd, c.env)
+			if !a.known || err != nil {
+				continue
+			}
+			if !mkdirCan(c.env.fs(), abs, p.has("-p"), st.made) {
+				continue
+			}
+			if a.known && err == nil {
 				if st.made == nil {
 					st.made = map[string]bool{}
 				}
@@ -494,8 +503,35 @@ func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st 
 	}
 }
 
+// mkdirCan reports whether mkdir can make dir: its nearest existing
+// ancestor is a directory, and is its parent unless parents are made (-p).
+func mkdirCan(fsys FS, dir string, parents bool, made map[string]bool) bool {
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if made[d] {
+			return true
+		}
+		if fi, err := fsys.Stat(d); err == nil {
+			return fi.IsDir() && (parents || d == filepath.Dir(dir))
+		}
+		if d == filepath.Dir(d) {
+			return false
+		}
+	}
+}
+
+// noteWrite records what a write means for later checks of the command.
+func (c *checker) noteWrite(path string) {
+	switch filepath.Base(path) {
+	case ".gitignore", ".ignore", ".rgignore":
+		c.wroteIgnoreFile = true
+	}
+}
+
 // operand checks one file operand of a program.
 func (c *checker) operand(s string, access Access, cwd, what string) {
+	if access == AccessWrite {
+		c.noteWrite(s)
+	}
 	if safeDevice(s, access) || s == "-" {
 		return
 	}

@@ -95,7 +95,13 @@ func lnExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 			}
 			dir, err := absPath(b.s, st.cwd, c.env)
 			if err != nil || st.cwd == "" && !filepath.IsAbs(b.s) {
-				continue // relative to a directory known only at run time
+				c.unknownCwd("ln target " + t.s)
+				continue
+			}
+			// The kernel resolves the target from the link's directory as
+			// it really is: through the symbolic links on its way.
+			if real, err := canonicalize(dir, c.env.fs()); err == nil {
+				dir = real
 			}
 			c.operand(filepath.Join(dir, t.s), AccessRead, st.cwd, "ln target "+t.s)
 		}

@@ -332,7 +332,10 @@ func gitPathsExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) 
 		if len(ops) > 0 {
 			dirs = nil
 			for _, a := range ops {
-				if a.known {
+				switch {
+				case !a.known || strings.ContainsAny(a.s, "*?[") || strings.HasPrefix(a.s, ":"):
+					dirs = append(dirs, ".") // a wildcard pathspec matches below the working directory
+				default:
 					dirs = append(dirs, a.s)
 				}
 			}
@@ -439,17 +442,20 @@ func gitTreeExtra(c *checker, p *parsed, st *shellState) {
 	case sub == "stash" && (p.has("-u") || p.has("-a")):
 		ignored, verb = p.has("-a"), "stashes and removes"
 		dirs = append(dirs, gitWorkTree(c, p, st.cwd))
-	case sub == "clean" && !p.has("-n"):
+	case sub == "clean" && (!p.has("-n") || p.has("--no-dry-run")):
 		ignored, verb = p.has("-x") || p.has("-X"), "removes"
+		whole := len(p.operands()) == 0
 		for _, a := range p.operands() {
-			if a.known {
+			if !a.known || strings.ContainsAny(a.s, "*?[") || strings.HasPrefix(a.s, ":") {
+				whole = true // a wildcard or magic pathspec matches anywhere
+			} else {
 				dirs = append(dirs, a.s) // pathspecs limit what it removes
 			}
 		}
-		if len(p.operands()) == 0 {
+		if whole {
 			dirs = append(dirs, gitWorkTree(c, p, st.cwd))
 		}
-	case sub == "diff" && p.has("--no-index"):
+	case sub == "diff" && (p.has("--no-index") || gitDiffOutside(c, p, st)):
 		ignored = true
 		for _, a := range p.operands() {
 			if a.known {
@@ -459,12 +465,41 @@ func gitTreeExtra(c *checker, p *parsed, st *shellState) {
 	}
 	for _, d := range dirs {
 		o := walkOpts{hidden: true, filters: []walkFilter{{glob: ".git", dirs: true}}, verb: verb}
-		if !ignored && st.cwd != "" {
+		if !ignored && st.cwd != "" && !c.wroteIgnoreFile {
 			top := gitWorkTree(c, p, st.cwd)
 			o.gitignore = c.gitignoreNames(top, filepath.Clean(d) == top)
 		}
 		c.recursiveRead(p, d, st.cwd, o)
 	}
+}
+
+// gitDiffOutside reports whether git diff is given two paths of which one
+// is outside the work tree: git then compares them as files (as with
+// --no-index), reading every file below both.
+func gitDiffOutside(c *checker, p *parsed, st *shellState) bool {
+	ops := p.operands()
+	if len(ops) != 2 || st.cwd == "" {
+		return false
+	}
+	top := gitWorkTree(c, p, st.cwd)
+	for _, a := range ops {
+		if !a.known {
+			continue
+		}
+		abs, err := absPath(a.s, st.cwd, c.env)
+		if err != nil {
+			continue
+		}
+		if _, err := c.env.fs().Lstat(abs); err == nil && !pathWithin(abs, top) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathWithin reports whether path is dir or below it.
+func pathWithin(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // gitColonPath is the file an operand with a colon names, and whether its
@@ -588,7 +623,7 @@ func gitSpec() *spec {
 		"merge":        sub(val("-m --message"), rd("-F --file")),
 		"notes":        sub(val("-m --message"), rd("-F --file")),
 		"stash":        sub(val("-m --message"), fl("-u --include-untracked"), fl("-a --all")),
-		"clean":        sub(fl("-f --force"), fl("-d"), fl("-x"), fl("-X"), fl("-n --dry-run"), dflag("-i --interactive", "runs an interactive shell-like prompt"), oval("-e --exclude")),
+		"clean":        sub(fl("-f --force"), fl("-d"), fl("-x"), fl("-X"), fl("-n --dry-run"), dflag("-i --interactive", "runs an interactive shell-like prompt"), val("-e --exclude"), fl("--no-dry-run")),
 		"revert":       sub(val("-m --mainline")),
 		"cherry-pick":  sub(val("-m --mainline")),
 		"log":          sub(val("-n --max-count"), val("-S"), val("-G")),

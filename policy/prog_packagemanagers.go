@@ -1,5 +1,10 @@
 package policy
 
+import (
+	"path/filepath"
+	"strings"
+)
+
 // Package managers: npm, pip, cargo.
 //
 // npm: exec/x and init/create fetch and run packages, explore runs a shell,
@@ -34,6 +39,12 @@ func npmExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	}
 	if len(p.subPath) > 0 && (p.subPath[0] == "init") && len(p.operands()) > 0 {
 		c.danger(p, allowed, "init", "init "+argvText(p.operands()[:1]), "runs a remote initializer package")
+	}
+	if len(p.subPath) > 0 && p.subPath[0] == "init" && st.cwd != "" {
+		// A project .npmrc may name an init module, which npm init runs.
+		if data, err := c.env.fs().ReadFile(filepath.Join(st.cwd, ".npmrc")); err == nil && strings.Contains(strings.ToLower(string(data)), "init") {
+			c.danger(p, allowed, "init", "init (.npmrc)", "runs the init module the project's .npmrc may name")
+		}
 	}
 }
 

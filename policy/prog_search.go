@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // Searchers: grep, rg, fd.
 //
@@ -68,17 +71,6 @@ func grepExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	}
 }
 
-// rgTypes are the file globs of ripgrep's common types (-t/-T); an unknown
-// type filters nothing here.
-var rgTypes = map[string][]string{
-	"go": {"*.go"}, "py": {"*.py", "*.pyi"}, "python": {"*.py", "*.pyi"}, "js": {"*.js", "*.mjs", "*.cjs", "*.jsx"},
-	"ts": {"*.ts", "*.tsx", "*.mts", "*.cts"}, "rust": {"*.rs"}, "md": {"*.md", "*.markdown", "*.mdx"},
-	"markdown": {"*.md", "*.markdown", "*.mdx"}, "json": {"*.json"}, "yaml": {"*.yml", "*.yaml"}, "toml": {"*.toml"},
-	"c": {"*.c", "*.h"}, "cpp": {"*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.h"}, "java": {"*.java"},
-	"sh": {"*.sh", "*.bash"}, "txt": {"*.txt"}, "html": {"*.html", "*.htm"}, "css": {"*.css", "*.scss"},
-	"rb": {"*.rb"}, "ruby": {"*.rb"}, "php": {"*.php"}, "sql": {"*.sql"}, "proto": {"*.proto"}, "lua": {"*.lua"},
-}
-
 // rgExtra checks what rg reads below its operands, with the hidden and
 // ignored files it skips.
 func rgExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
@@ -131,7 +123,7 @@ func rgExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				globs = []string{"*"} // an unknown or redefined type may match anything
 			}
 			for _, g := range globs {
-				o.filters = append(o.filters, walkFilter{glob: g, include: true, files: true})
+				o.filters = append(o.filters, walkFilter{glob: g, include: true, files: true, typ: true})
 			}
 		case "-T":
 			if typesKnown {
@@ -155,6 +147,9 @@ func rgExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		p.has("--no-ignore-files") || p.has("--no-ignore-exclude") || p.has("--no-require-git")
 	for _, d := range recursiveOperands(p, !patternGiven) {
 		o := o
+		if !filepath.IsAbs(d) && filepath.Clean(d) != "." {
+			o.base = strings.TrimPrefix(filepath.Clean(d), "./")
+		}
 		if !noIgnore && u == 0 && st.cwd != "" {
 			o.gitignore = c.rgIgnoredNames(d, st.cwd)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"io/fs"
-	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -40,6 +39,9 @@ type walkOpts struct {
 	verb string
 	// matcher, when set, is how the filters match instead (tar, zip).
 	matcher func(glob, rel string) bool
+	// base is the walk's root as given, relative to the working directory
+	// ("" for "." or an absolute one): rooted globs may match from there.
+	base string
 }
 
 // walkFilter is one include or exclude glob of a recursive reader.
@@ -47,22 +49,45 @@ type walkFilter struct {
 	glob        string
 	include     bool
 	files, dirs bool // the entries it applies to
+	// typ marks rg's file types: an include of one does not override
+	// hidden or ignored names, as -g does.
+	typ bool
 }
 
-// verdict is what a program's filters say of an entry: +1 included, -1
-// excluded, 0 no filter matched.
+// verdict is what a program's filters say of an entry: +2 included over
+// hidden and ignored names, +1 included, -1 excluded, 0 no filter
+// matched. A glob the checker may not match as the
+// program does (POSIX classes, [=c=], [.c.]) is taken to include
+// everything and exclude nothing.
 func (o *walkOpts) verdict(rel, name string, dir bool) int {
 	for i := len(o.filters) - 1; i >= 0; i-- {
 		f := o.filters[i]
-		if dir && !f.dirs || !dir && !f.files || !o.match(f.glob, rel, name, dir) {
+		if dir && !f.dirs || !dir && !f.files {
+			continue
+		}
+		if strings.Contains(f.glob, "[:") || strings.Contains(f.glob, "[=") || strings.Contains(f.glob, "[.") {
+			if f.include {
+				return includeVerdict(f)
+			}
+			continue
+		}
+		if !o.match(f, rel, name, dir) {
 			continue
 		}
 		if f.include {
-			return 1
+			return includeVerdict(f)
 		}
 		return -1
 	}
 	return 0
+}
+
+// includeVerdict is the verdict of an include filter that matched.
+func includeVerdict(f walkFilter) int {
+	if f.typ {
+		return 1
+	}
+	return 2
 }
 
 // unmatchedFileSkipped reports whether a file no filter matched is skipped.
@@ -80,24 +105,39 @@ func (o *walkOpts) unmatchedFileSkipped() bool {
 	return false
 }
 
-// match reports whether an entry matches a filter glob (see rooted).
-func (o *walkOpts) match(g, rel, name string, dir bool) bool {
+// match reports whether an entry matches a filter (see rooted). A rooted
+// glob with a slash is tried against the path below the walk's root and
+// below the working directory (rg's own choice depends on the search
+// path): an include matches if either does, an exclusion only if both.
+func (o *walkOpts) match(f walkFilter, rel, name string, dir bool) bool {
 	if o.matcher != nil {
-		return o.matcher(g, rel)
+		return o.matcher(f.glob, rel)
 	}
 	if !o.rooted {
-		return fnmatchName(g, name)
+		return fnmatchName(f.glob, name)
 	}
-	g, dirOnly := strings.CutSuffix(g, "/")
+	g, dirOnly := strings.CutSuffix(f.glob, "/")
 	if dirOnly && !dir {
 		return false
 	}
-	target := name
-	if strings.Contains(g, "/") {
-		g, target = strings.TrimPrefix(g, "/"), rel
+	if !strings.Contains(g, "/") {
+		ok, _ := doublestar.Match(g, name)
+		return ok
 	}
-	ok, _ := doublestar.Match(g, target)
-	return ok
+	g = strings.TrimPrefix(g, "/")
+	targets := []string{rel}
+	if o.base != "" {
+		targets = append(targets, o.base+"/"+rel)
+	}
+	any, all := false, true
+	for _, t := range targets {
+		ok, _ := doublestar.Match(g, t)
+		any, all = any || ok, all && ok
+	}
+	if f.include {
+		return any
+	}
+	return all
 }
 
 // wildMatch reports whether s matches a shell wildcard pattern in which *
@@ -237,11 +277,7 @@ func zipMatcher(operand string) func(glob, rel string) bool {
 // pattern: * ? [class] [!class] and backslash escapes. A malformed pattern
 // matches nothing.
 func fnmatchName(pattern, name string) bool {
-	if strings.Contains(pattern, "/") {
-		return false
-	}
-	ok, err := path.Match(strings.ReplaceAll(pattern, "[!", "[^"), name)
-	return ok && err == nil
+	return !strings.Contains(pattern, "/") && wildMatch(pattern, name)
 }
 
 // recursiveRead refuses a program that reads every file below dir when a
@@ -334,14 +370,14 @@ func (c *checker) walkDenied(dir, rel string, o walkOpts, n *int, depth int) (pa
 		if v < 0 {
 			continue
 		}
-		if v == 0 {
+		if v < 2 {
 			if !o.hidden && strings.HasPrefix(name, ".") {
 				continue
 			}
 			if depth == 0 && o.gitignore[name] {
 				continue
 			}
-			if !isDir && o.unmatchedFileSkipped() {
+			if v == 0 && !isDir && o.unmatchedFileSkipped() {
 				continue
 			}
 		}
@@ -373,21 +409,30 @@ func (c *checker) walkDenied(dir, rel string, o walkOpts, n *int, depth int) (pa
 // files. Anchored names (/name) are kept only when anchored says the walk
 // starts in dir. A file that re-includes anything (!name) is not relied on.
 func (c *checker) gitignoreNames(dir string, anchored bool) map[string]bool {
-	data, err := c.env.fs().ReadFile(filepath.Join(dir, ".gitignore"))
+	file := filepath.Join(dir, ".gitignore")
+	if fi, err := c.env.fs().Lstat(file); err != nil || !fi.Mode().IsRegular() {
+		return nil // git does not follow a symbolic link to .gitignore
+	}
+	data, err := c.env.fs().ReadFile(file)
 	if err != nil {
 		return nil
 	}
 	out := map[string]bool{}
 	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "!") {
+		// Trailing spaces are dropped (unless escaped); leading ones are
+		// part of the name.
+		line = strings.TrimRight(line, " \t\r")
+		if strings.HasPrefix(line, "!") || strings.HasPrefix(line, "\ufeff") {
 			return nil
+		}
+		if strings.HasSuffix(line, "/") {
+			continue // directories only: not relied on for files
 		}
 		if strings.HasPrefix(line, "/") && !anchored {
 			continue
 		}
-		line = strings.TrimPrefix(strings.TrimSuffix(line, "/"), "/")
-		if line == "" || strings.HasPrefix(line, "#") || strings.ContainsAny(line, "*?[/\\") {
+		line = strings.TrimPrefix(line, "/")
+		if line == "" || strings.HasPrefix(line, "#") || strings.ContainsAny(line, "*?[/\\ ") {
 			continue
 		}
 		out[line] = true
@@ -401,6 +446,9 @@ func (c *checker) gitignoreNames(dir string, anchored bool) map[string]bool {
 // on the way from the repository's top to dir (.gitignore, .ignore,
 // .rgignore) re-includes anything.
 func (c *checker) rgIgnoredNames(dir, cwd string) map[string]bool {
+	if c.wroteIgnoreFile {
+		return nil // the command writes an ignore file before or after
+	}
 	abs, err := absPath(dir, cwd, c.env)
 	if err != nil {
 		return nil

@@ -87,7 +87,7 @@ func TestFnmatchName(t *testing.T) {
 		{"src/.env", ".env", false},
 		{"[!a].env", "b.env", true},
 		{"[!a].env", "a.env", false},
-		{"[", "[", false},
+		{"[", "[", true}, // an unmatched [ is literal, as in fnmatch(3)
 	} {
 		if got := fnmatchName(tc.pattern, tc.name); got != tc.want {
 			t.Errorf("fnmatchName(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)

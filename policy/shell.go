@@ -23,6 +23,9 @@ type checker struct {
 	seen  map[string]bool // dedup of violations
 	depth int
 	calls int // simple commands checked, compared with the tree's count
+	// wroteIgnoreFile says that the command writes a .gitignore, .ignore
+	// or .rgignore: what they ignore is then not relied on.
+	wroteIgnoreFile bool
 }
 
 // shellState is what a walk knows at a point of the program: the working
@@ -340,7 +343,11 @@ func (c *checker) stmt(s *syntax.Stmt, st *shellState) {
 		c.redirect(r, st)
 	}
 	if s.Cmd != nil {
+		cwd := st.cwd
 		c.command(s.Cmd, st)
+		if len(s.Redirs) > 0 && st.cwd != cwd {
+			st.cwdDeferred = true // a redirection that fails stops the cd
+		}
 	}
 }
 
@@ -636,6 +643,10 @@ func (c *checker) declClause(d *syntax.DeclClause, st *shellState) {
 				c.add(Violation{Reason: ReasonDynamicCommand, Resource: d.Variant.Value + " " + v,
 					Message: "name references make assignments reach other variables; assign variables directly"})
 			}
+			if v, ok := c.literal(a.Value, st); ok && strings.HasPrefix(v, "-") && strings.Contains(v, "i") {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: d.Variant.Value + " " + v,
+					Message: "the integer attribute makes bash evaluate every value assigned as arithmetic, which can run commands; use $((…))"})
+			}
 		}
 		c.assign(a, st, true)
 	}
@@ -796,6 +807,9 @@ func (c *checker) redirect(r *syntax.Redirect, st *shellState) {
 	}
 	if !filepath.IsAbs(args[0].s) && st.cwd == "" && !safeDevice(args[0].s, access) {
 		c.unknownCwd("redirection " + args[0].s)
+	}
+	if access == AccessWrite {
+		c.noteWrite(args[0].s)
 	}
 	c.addAll(c.s.checkRedirect(args[0].s, access, st.cwd, c.env))
 }
