@@ -109,7 +109,10 @@ func sedEffects(script string) ([]fileEffect, error) {
 		}
 		return strings.TrimLeft(r, " \t")
 	}
-	readDelimited := func(delim byte) error {
+	// readDelimited reads up to the closing delimiter; in a regex (re) a
+	// bracket expression holds the delimiter as an ordinary character
+	// (s/[/]/x/ is one s command to GNU sed).
+	readDelimited := func(delim byte, re bool) error {
 		for i < len(s) {
 			switch s[i] {
 			case '\\':
@@ -118,6 +121,13 @@ func sedEffects(script string) ([]fileEffect, error) {
 			case delim:
 				i++
 				return nil
+			case '[':
+				if re {
+					if end := bracketEnd(s[i:]); end > 0 {
+						i += end + 1
+						continue
+					}
+				}
 			}
 			if s[i] == '\n' && delim != '\n' {
 				return fmt.Errorf("unterminated s command")
@@ -140,7 +150,7 @@ func sedEffects(script string) ([]fileEffect, error) {
 				continue
 			case ch == '/':
 				i++
-				if err := readDelimited('/'); err != nil {
+				if err := readDelimited('/', true); err != nil {
 					return nil, err
 				}
 				for i < len(s) && (s[i] == 'I' || s[i] == 'M') {
@@ -150,7 +160,7 @@ func sedEffects(script string) ([]fileEffect, error) {
 			case ch == '\\' && i+1 < len(s):
 				d := s[i+1]
 				i += 2
-				if err := readDelimited(d); err != nil {
+				if err := readDelimited(d, true); err != nil {
 					return nil, err
 				}
 				continue
@@ -194,10 +204,10 @@ func sedEffects(script string) ([]fileEffect, error) {
 				return nil, fmt.Errorf("unsupported delimiter")
 			}
 			i++
-			if err := readDelimited(d); err != nil {
+			if err := readDelimited(d, cmd == 's'); err != nil {
 				return nil, err
 			}
-			if err := readDelimited(d); err != nil {
+			if err := readDelimited(d, false); err != nil {
 				return nil, err
 			}
 			if cmd == 'y' {
@@ -233,4 +243,35 @@ func restToSep(s string, i *int) {
 	for *i < len(s) && s[*i] != ';' && s[*i] != '\n' && s[*i] != '}' {
 		*i++
 	}
+}
+
+// bracketEnd is the index of the "]" that closes the bracket expression s
+// starts ("[" first), or 0 when there is none on the line: a "]" right
+// after "[" or "[^" is a member, and [:class:], [=c=] and [.c.] are
+// skipped whole.
+func bracketEnd(s string) int {
+	i := 1
+	if i < len(s) && s[i] == '^' {
+		i++
+	}
+	if i < len(s) && s[i] == ']' {
+		i++
+	}
+	for i < len(s) && s[i] != '\n' {
+		switch {
+		case s[i] == '[' && i+1 < len(s) && strings.IndexByte(":=.", s[i+1]) >= 0:
+			close := "]"
+			close = string(s[i+1]) + close
+			end := strings.Index(s[i+2:], close)
+			if end < 0 {
+				return 0
+			}
+			i += 2 + end + 2
+		case s[i] == ']':
+			return i
+		default:
+			i++
+		}
+	}
+	return 0
 }
