@@ -343,6 +343,8 @@ func (c *checker) optionFile(p *parsed, o occurrence, access Access, cwd string)
 	switch {
 	case o.has && !o.value.known && o.value.unbounded:
 		c.unknownOperand(p.prog + " " + o.id)
+	case o.has && o.value.known && isStdinPath(o.value.s) && strings.Contains(o.id, "files0-from"):
+		c.danger(p, nil, o.id, o.text, "reads the names of the files to read from standard input, which cannot be checked")
 	case o.has && o.value.known && o.value.s != "-":
 		c.operand(o.value.s, access, cwd, p.prog+" "+o.id)
 	}
@@ -600,6 +602,12 @@ func (c *checker) wrapped(p *parsed, sp *spec, cwd string, st *shellState) {
 					Message: p.prog + " " + sp.split + " with a string known only at run time cannot be checked"})
 				continue
 			}
+			if strings.ContainsAny(v.s, "'\"\\$#") {
+				// env -S removes quotes and expands ${VAR} its own way.
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: p.prog + " " + sp.split,
+					Message: p.prog + " " + sp.split + " with quotes, escapes or variables is split differently from the shell; give the command's words directly"})
+				continue
+			}
 			rest = append(knownArgs(strings.Fields(v.s)), rest...)
 		}
 	}
@@ -721,7 +729,7 @@ func (c *checker) denyCheck(p *parsed, resolvedProg string) {
 // fileURL checks a local file named by a URL (file:///x, file:/x,
 // git+file:///x); it reports whether s was one.
 func (c *checker) fileURL(p *parsed, s, cwd string) bool {
-	i := strings.Index(s, "file:")
+	i := strings.Index(strings.ToLower(s), "file:")
 	if i < 0 || (i > 0 && s[i-1] != '+' && s[i-1] != '=' && s[i-1] != '@' && s[i-1] != ' ') {
 		return false
 	}

@@ -40,6 +40,10 @@ var dangerousVars = map[string]string{
 	"GORACE": "can write race logs anywhere", "PYTHONPLATLIBDIR": "loads Python code from another directory",
 	"PYTEST_ADDOPTS": "injects pytest options", "GNUMAKEFLAGS": "injects make options", "LESSKEY_CONTENT": "loads less key bindings that can set LESSOPEN",
 	"PYTHONSAFEPATH": "", "PIP_CONFIG_FILE": "loads pip configuration",
+	"CURL_HOME": "loads curl configuration (url, output)", "WGETRC": "loads wget configuration (output_document)",
+	"SYSTEM_WGETRC": "loads wget configuration", "ZIPOPT": "injects zip options (-TT runs a program)", "UNZIP": "injects unzip options (-d)",
+	"RUSTC_WORKSPACE_WRAPPER": "runs a program", "CARGO_HOME_CONFIG": "", "GZIP": "injects gzip options", "BZIP2": "injects bzip2 options",
+	"XZ_OPT": "injects xz options", "ZSTD_CLEVEL": "", "LESSSECURE": "", "PERLDB_OPTS": "runs debugger code",
 	"AWKPATH": "loads awk code", "AWKLIBPATH": "loads awk extensions", "MANOPT": "injects man options (--pager)",
 	"VIMINIT": "runs editor commands", "EXINIT": "runs editor commands", "MYVIMRC": "loads editor code", "GVIMINIT": "runs editor commands",
 	"PKG_CONFIG": "names a program go runs", "FC": "names a compiler program", "GCCGO": "names a compiler program",
@@ -147,7 +151,8 @@ func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Viola
 		return deny("holds shell or make syntax that a program may expand and run")
 	}
 	for prefix, why := range dangerousVarPrefixes {
-		if strings.HasPrefix(name, prefix) && !safePrefixedVars[name] && !writeDirVars[name] {
+		// npm reads its npm_config_ variables in any case (Npm_Config_…).
+		if strings.HasPrefix(strings.ToLower(name), strings.ToLower(prefix)) && !safePrefixedVars[name] && !writeDirVars[name] {
 			return deny(why)
 		}
 	}

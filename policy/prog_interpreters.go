@@ -125,6 +125,7 @@ var pythonModules = map[string]string{
 	"idlelib": "runs an interactive shell", "runpy": "runs arbitrary modules", "cProfile": "", "profile": "",
 	"venv": "", "pydoc": "", "turtledemo": "runs demo code", "asyncio": "runs code from standard input",
 	"pickle": "unpickles data, which runs code", "idle": "runs an interactive shell",
+
 }
 
 // pythonImportDanger are standard modules whose import, or whose
@@ -245,6 +246,30 @@ func (c *checker) pythonModuleArgs(p *parsed, allowed allowEntries, name string,
 			case strings.HasPrefix(a.s, "-"):
 			default:
 				c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, follow: true})
+			}
+		}
+	case "http.server":
+		// It serves every file below its directory (-d, else the working
+		// directory) to whoever asks.
+		dir := "."
+		for i, a := range args {
+			if a.known && (a.s == "-d" || a.s == "--directory") && i+1 < len(args) {
+				if !args[i+1].known {
+					c.danger(p, allowed, "-m http.server", "-m http.server -d $…", "serves a directory known only at run time")
+					return
+				}
+				dir = args[i+1].s
+			} else if v, ok := strings.CutPrefix(a.s, "--directory="); a.known && ok {
+				dir = v
+			}
+		}
+		c.recursiveRead(p, dir, st.cwd, walkOpts{hidden: true, follow: true, verb: "serves"})
+	case "gzip", "bz2", "lzma":
+		// python3 -m gzip FILE writes FILE.gz (or FILE without it, -d).
+		for _, a := range args {
+			if a.known && !strings.HasPrefix(a.s, "-") {
+				c.operand(a.s, AccessWrite, st.cwd, "python3 -m "+name)
+				c.operand(a.s+".gz", AccessWrite, st.cwd, "python3 -m "+name)
 			}
 		}
 	case "venv", "virtualenv":

@@ -15,6 +15,7 @@ func TestProgInterpreters(t *testing.T) {
 		{cmd: "python3 OUT/x.py", reason: "path_not_in_scope"},
 		{cmd: "python3 .env", reason: "path_denied"},
 		{cmd: "sh -c 'cat .env'", reason: "command_not_allowed"},
-		{cmd: "python3 -m http.server"},
+		{cmd: "python3 -m http.server", reason: "path_denied"}, // serves .env
+		{cmd: "python3 -m http.server --directory src"},
 	})
 }

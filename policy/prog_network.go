@@ -13,7 +13,7 @@ import "strings"
 
 // registerNetwork adds the table rows of this file.
 func registerNetwork(add adder) {
-	add(&spec{operands: opNone, extra: curlExtra, opts: opts(wr("-o --output"), wr("--output-dir"), rd("-K --config"), rd("-T --upload-file"),
+	add(&spec{operands: opNone, extra: curlExtra, opts: opts(wr("-o --output"), wr("--output-dir"), conf("-K --config", "loads options (url = file:…, output) from a file"), rd("-T --upload-file"),
 		val("-d --data --data-binary --data-ascii --json"), val("--data-urlencode"), val("--data-raw"), val("-F --form"), val("--form-string"),
 		wr("-c --cookie-jar"), wr("-D --dump-header"), wr("--trace --trace-ascii --stderr --libcurl --etag-save"), val("-b --cookie"),
 		rd("-E --cert"), rd("--key"), rd("--cacert"), rd("--netrc-file"), val("-u --user"), val("-H --header"), val("-X --request"),
@@ -21,7 +21,7 @@ func registerNetwork(add adder) {
 		val("-x --proxy"), val("-r --range"), val("--retry"), val("-z --time-cond"), val("--resolve"), val("--connect-to"))}, "curl")
 	add(&spec{operands: opNone, opts: opts(wr("-O --output-document"), wr("-o --output-file"), wr("-a --append-output"),
 		chdir("-P --directory-prefix"), rd("-i --input-file"), rd("--post-file"), conf("-e --execute", "runs wgetrc commands"),
-		exe("--use-askpass", whyExec), rd("--config"), val("-t --tries"), val("-T --timeout"), val("-U --user-agent"),
+		exe("--use-askpass", whyExec), conf("--config", "loads wgetrc commands (output_document…)"), val("-t --tries"), val("-T --timeout"), val("-U --user-agent"),
 		val("--header"), val("--post-data"), val("-l --level"), val("-A --accept"), val("-R --reject"))}, "wget")
 	add(&spec{posixStop: true, operands: opNone, extra: sshExtra, opts: opts(val("-o"), rd("-F"), wr("-E"), rd("-i"), val("-S"),
 		val("-p"), val("-l"), val("-L"), val("-R"), val("-D"), val("-J"), val("-W"), val("-b"), val("-c"), val("-m"), val("-O"), val("-Q"),

@@ -6,6 +6,18 @@ package policy
 // --compress-program runs a program. ls -d lists the names it is given and
 // reads nothing below them.
 
+// diffExtra: diff -r reads every file below the directories it compares.
+func diffExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if !p.has("-r") {
+		return
+	}
+	for _, a := range p.operands() {
+		if a.known {
+			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, follow: true})
+		}
+	}
+}
+
 // registerReaders adds the table rows of this file.
 func registerReaders(add adder) {
 	// kill's operands are process ids or job specs, not files.
@@ -21,8 +33,8 @@ func registerReaders(add adder) {
 	add(&spec{opts: opts(val("-d -f -c -b --delimiter --fields --characters --bytes"), oval("--output-delimiter"))}, "cut")
 	add(&spec{operands: opNone}, "tr", "echo", "printf", "basename", "dirname", "seq", "yes", "sleep", "whoami", "id",
 		"uname", "hostname", "date", "true", "false", "which", "nproc", "arch", "groups", "tty", "env-true")
-	add(&spec{opts: opts(rd("--from-file"), rd("--to-file"), val("-U --unified"), val("-C --context"), val("-x --exclude"), rd("-X --exclude-from"),
-		val("-I --ignore-matching-lines"), val("--label"), oval("--color"), val("-W --width"), val("--line-format"))}, "diff")
+	add(&spec{extra: diffExtra, opts: opts(rd("--from-file"), rd("--to-file"), oval("-U --unified"), oval("-C --context"), val("-x --exclude"), rd("-X --exclude-from"),
+		val("-I --ignore-matching-lines"), val("--label"), oval("--color"), val("-W --width"), val("--line-format"), fl("-r --recursive"), fl("-N --new-file"))}, "diff")
 	add(&spec{opts: opts(val("-t"), val("-1"), val("-2"), val("-j"), val("-o"), val("-e"))}, "join")
 	add(&spec{opts: opts(val("-d --delimiters"))}, "paste")
 	add(&spec{opts: opts(val("-s -t -c -o -N -l -R -W -H --separator --table-columns"))}, "column")
