@@ -125,7 +125,6 @@ var pythonModules = map[string]string{
 	"idlelib": "runs an interactive shell", "runpy": "runs arbitrary modules", "cProfile": "", "profile": "",
 	"venv": "", "pydoc": "", "turtledemo": "runs demo code", "asyncio": "runs code from standard input",
 	"pickle": "unpickles data, which runs code", "idle": "runs an interactive shell",
-
 }
 
 // pythonImportDanger are standard modules whose import, or whose
