@@ -23,6 +23,13 @@ func (c *checker) callExpr(ce *syntax.CallExpr, st *shellState) {
 		return
 	}
 	args := c.words(ce.Args, st)
+	defer func(was bool) { st.editorSafe = was }(st.editorSafe)
+	for _, a := range ce.Assigns {
+		if a.Name != nil && (a.Name.Value == "GIT_EDITOR" || a.Name.Value == "EDITOR" || a.Name.Value == "VISUAL") {
+			v, ok := c.literal(a.Value, st)
+			st.editorSafe = ok && (v == "true" || v == "false" || v == ":")
+		}
+	}
 	if !literalWord(ce.Args[0]) {
 		c.add(Violation{Reason: ReasonDynamicCommand, Resource: clip(nodeText(ce.Args[0])),
 			Message: "the program to run comes from an expansion (variable, substitution); name the program literally"})
@@ -495,7 +502,8 @@ func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st 
 		if st.funcs == nil {
 			st.funcs = map[string]bool{}
 		}
-		return &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown, funcs: st.funcs, cond: st.cond}
+		return &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown, funcs: st.funcs, cond: st.cond,
+			editorSafe: st.editorSafe, maybeFuncs: st.maybeFuncs}
 	}
 	if p.sp != nil && p.sp.extra != nil {
 		p.sp.extra(c, p, allowed, inner())

@@ -17,14 +17,15 @@ import (
 func registerFileUtils(add adder) {
 	add(&spec{operands: opWrite, opts: opts(fl("-r -R --recursive"), fl("-f --force"), fl("-i"), fl("-I"),
 		fl("-d --dir"), fl("-v --verbose"), oval("--interactive"), fl("--one-file-system"), fl("--no-preserve-root"), fl("--preserve-root")),
-		imply: rmImply}, "rm")
+		imply: rmImply, extra: rmExtra}, "rm")
 	add(&spec{operands: opWrite, opts: opts(fl("-p --parents"), val("-m --mode"), fl("-v --verbose"))}, "mkdir", "rmdir")
 	add(&spec{operands: opWrite, opts: opts(rd("-r --reference"), val("-d --date"), val("-t"), fl("-a"), fl("-m"), fl("-c --no-create"), fl("-h --no-dereference"))}, "touch")
 	add(&spec{operands: opWrite, opts: opts(val("-s --size"), rd("-r --reference"), fl("-c --no-create"))}, "truncate")
 	add(&spec{operands: opWrite, opts: opts(val("-n --iterations"), val("-s --size"), fl("-u"), oval("--remove"), fl("-z --zero"), fl("-f --force"))}, "shred")
 	add(&spec{operands: opWrite}, "unlink")
 	add(&spec{operands: opWrite, opts: opts(fl("-a --append"), fl("-i --ignore-interrupts"), oval("--output-error"))}, "tee")
-	add(&spec{operands: opSkipFirst, opts: opts(rd("--reference"), fl("-R --recursive"), fl("-v --verbose"), fl("-c --changes"), fl("-f --silent --quiet"))}, "chmod", "chown", "chgrp")
+	add(&spec{operands: opSkipFirst, ownOperands: "--reference", extra: chmodExtra, opts: opts(rd("--reference"), fl("-R --recursive"), fl("-v --verbose"),
+		fl("-c --changes"), fl("-f --silent --quiet"), fl("-h --no-dereference"), fl("--dereference"))}, "chmod", "chown", "chgrp")
 	add(&spec{operands: opWriteLast, extra: cpExtra, opts: opts(wr("-t --target-directory"), fl("-r -R --recursive"), fl("-f --force"),
 		fl("-a --archive"), fl("-p"), oval("--preserve"), val("-S --suffix"), fl("-n --no-clobber"), fl("-u --update"), fl("-v --verbose"),
 		fl("-l --link"), fl("-s --symbolic-link"), fl("-T --no-target-directory"), oval("--backup"), fl("-b"),
@@ -34,11 +35,13 @@ func registerFileUtils(add adder) {
 	add(&spec{operands: opWriteLast, opts: opts(wr("-t --target-directory"), fl("-s --symbolic"), fl("-f --force"), fl("-n --no-dereference"),
 		fl("-r --relative"), fl("-v --verbose"), fl("-T --no-target-directory"), val("-S --suffix")), ownOperands: "-s", extra: lnExtra}, "ln")
 	add(&spec{operands: opWriteLast, opts: opts(wr("-t --target-directory"), val("-m --mode"), val("-o --owner"), val("-g --group"),
-		fl("-D"), fl("-d --directory"), fl("-c"), fl("-v --verbose"), fl("-s --strip"), exe("--strip-program", whyExec))}, "install")
+		fl("-D"), fl("-d --directory"), fl("-c"), fl("-v --verbose"), fl("-s --strip"), exe("--strip-program", whyExec)), ownOperands: "-d", extra: installExtra}, "install")
 	add(&spec{operands: opWriteSecond, opts: opts(val("-f --skip-fields"), val("-s --skip-chars"), val("-w --check-chars"))}, "uniq")
-	add(&spec{operands: opWriteSecond, opts: opts(val("-c -cols"), val("-g -groupsize"), val("-l -len"), val("-s -seek"), val("-o -offset"), fl("-r -revert"))}, "xxd")
+	add(&spec{operands: opWriteSecond, opts: opts(val("-c -cols"), val("-g -groupsize"), val("-l -len"), val("-s -seek"), val("-o -offset"), fl("-r -revert"),
+		val("-n -name"), fl("-i -include"), fl("-p -ps -postscript -plain"), fl("-u"), fl("-e"), fl("-b -bits"), fl("-C -capitalize"), fl("-a -autoskip"), fl("-d"))}, "xxd")
 	add(&spec{operands: opWriteSecond, opts: opts(val("-l --lines"), val("-b --bytes"), val("-n --number"), val("-a --suffix-length"),
-		val("-C --line-bytes"), oval("--additional-suffix"), exe("--filter", "runs a shell command for every piece"))}, "split")
+		val("-C --line-bytes"), oval("--additional-suffix"), exe("--filter", "runs a shell command for every piece"), val("-t --separator"),
+		fl("-d"), oval("--numeric-suffixes"), fl("-x"), oval("--hex-suffixes"), fl("-e --elide-empty-files"), fl("-u --unbuffered"))}, "split")
 	add(&spec{operands: opWrite, opts: opts(wr("-o --output"), rd("-i --input"), chdir("-d --directory"), wr("-r --reject-file"),
 		wr("-B --prefix"), val("-p --strip"), val("-F --fuzz"), val("-D --ifdef"), val("-V --version-control"), val("-z --suffix"))}, "patch")
 	add(&spec{operands: opWrite, opts: opts(fl("-c --stdout --to-stdout"), fl("-d --decompress"), fl("-k --keep"), fl("-f --force"), val("-S --suffix"))},
@@ -104,6 +107,56 @@ func lnExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				dir = real
 			}
 			c.operand(filepath.Join(dir, t.s), AccessRead, st.cwd, "ln target "+t.s)
+		}
+	}
+}
+
+// chmodExtra: with --reference the first operand is a file changed, not a
+// mode; -R changes every file below the operands.
+func chmodExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	ops := p.operands()
+	if p.has("--reference") {
+		for _, a := range ops {
+			if a.known {
+				c.operand(a.s, AccessWrite, st.cwd, p.prog+" operand")
+			} else if a.unbounded {
+				c.unknownOperand(p.prog + " operand")
+			}
+		}
+	} else if len(ops) > 0 {
+		ops = ops[1:]
+	}
+	if p.has("-R") {
+		for _, a := range ops {
+			if a.known {
+				c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, verb: "changes"})
+			}
+		}
+	}
+}
+
+// rmExtra: rm -r removes every file below its operands.
+func rmExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if !p.has("-r") {
+		return
+	}
+	for _, a := range p.operands() {
+		if a.known {
+			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, verb: "removes"})
+		}
+	}
+}
+
+// installExtra: install -d makes every operand a directory.
+func installExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if !p.has("-d") {
+		return
+	}
+	for _, a := range p.operands() {
+		if a.known {
+			c.operand(a.s, AccessWrite, st.cwd, "install -d")
+		} else if a.unbounded {
+			c.unknownOperand("install -d operand")
 		}
 	}
 }

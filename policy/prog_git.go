@@ -168,7 +168,8 @@ func safeGitKey(key string) bool {
 // --exec-path, and checks the paths each subcommand reads.
 func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	if len(p.subPath) > 0 {
-		switch sub := p.subPath[0]; {
+		sub := p.subPath[0]
+		switch {
 		case strings.HasSuffix(sub, "--helper"):
 			// submodule--helper foreach, bisect--helper run: the commands
 			// behind refused subcommands.
@@ -177,6 +178,17 @@ func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 			c.danger(p, allowed, sub, sub, "reads or stores credentials")
 		case sub == "apply" || sub == "am":
 			gitPatchExtra(c, p, allowed, st)
+		case sub == "commit" && !p.has("-m") && !p.has("-F") && !p.has("-c") && !p.has("-C") && !p.has("--no-edit") && !p.has("--fixup"),
+			sub == "tag" && (p.has("-a") || p.has("-s") || p.has("-u")) && !p.has("-m") && !p.has("-F"):
+			if st.editorSafe || gitEditorSafe(c, p, st) {
+				break
+			}
+			// The message is edited in the editor git starts (vi by
+			// default), which takes its commands from standard input.
+			c.danger(p, allowed, "editor", sub+" without a message", "opens an editor program; give the message with -m")
+		}
+		if sub != "help" && p.has("--help") {
+			c.danger(p, allowed, "--help", sub+" --help", "runs man and its pager (or a browser); use -h")
 		}
 	}
 	for _, v := range p.values("-L") {
@@ -366,6 +378,22 @@ func gitPathsExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) 
 			c.operand(path, AccessRead, st.cwd, "git "+p.subPath[0]+" "+a.s)
 		}
 	}
+}
+
+// gitEditorSafe reports whether the editor git would start runs nothing:
+// -c core.editor=true, or GIT_EDITOR, VISUAL or EDITOR set so.
+func gitEditorSafe(c *checker, p *parsed, st *shellState) bool {
+	for _, v := range p.values("-c") {
+		if key, val, ok := strings.Cut(v.s, "="); v.known && ok && strings.EqualFold(key, "core.editor") {
+			return val == "true" || val == "false" || val == ":"
+		}
+	}
+	for _, name := range []string{"GIT_EDITOR", "VISUAL", "EDITOR"} {
+		if v, ok := c.varValue(name, st); ok {
+			return v == "true" || v == "false" || v == ":"
+		}
+	}
+	return false
 }
 
 // gitPatchExtra checks the files a patch git apply (or am) writes: read
@@ -633,6 +661,7 @@ func gitSpec() *spec {
 		"rev-list":     sub(val("-n --max-count"), val("-S"), val("-G")),
 		"whatchanged":  sub(val("-n --max-count"), val("-S"), val("-G")),
 		"mailsplit":    sub(wr("-o")),
+		"merge-file":   {operands: opWriteFirst, opts: append(append([]option{}, common...), fl("-p --stdout"), val("-L"))},
 		"mailinfo":     {operands: opWrite},
 		"read-tree":    sub(wr("--index-output")),
 		"hash-object":  sub(dflag("--stdin-paths", "hashes files named on standard input, which cannot be checked")),
@@ -663,8 +692,11 @@ func gitSpec() *spec {
 			fl("-P --no-pager"), fl("--bare"), fl("--no-replace-objects"), fl("--literal-pathspecs"), fl("--glob-pathspecs"),
 			fl("--noglob-pathspecs"), fl("--icase-pathspecs"), fl("--no-optional-locks"), fl("--version"), fl("--help")),
 		subs: subs,
+		// send-pack is push's plumbing: deny entries on push hold for it.
+		aliases: map[string]string{"send-pack": "push"},
 		subDanger: map[string]string{
 			"filter-branch": "runs shell filters", "filter-repo": "runs code callbacks", "instaweb": "starts a web server and a browser",
+			"merge-index": "runs a program for every unmerged file", "merge-one-file": "is run by merge-index",
 			"daemon": "starts a server", "web--browse": "runs a browser program", "remote-ext": "runs a command as a remote",
 			"maintenance": "installs scheduled jobs outside the scope", "difftool": "runs a diff tool program", "mergetool": "runs a merge tool program",
 			"credential": "talks to credential helper programs",

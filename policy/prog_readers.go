@@ -27,7 +27,8 @@ func registerReaders(add adder) {
 	add(&spec{opts: opts(rd("--files0-from"))}, "wc")
 	add(&spec{opts: opts(val("-I --ignore"), val("--hide"), val("-w --width"), oval("--color"), val("--time-style"), val("-T --tabsize"),
 		val("--format"), val("--sort"), val("--block-size"), val("--quoting-style"), val("--indicator-style"), val("--time"), fl("-d --directory")), namesOnly: "-d"}, "ls", "dir", "vdir")
-	add(&spec{opts: opts(val("-I"), val("-P"), val("-L"), wr("-o"), val("--filelimit"), val("--charset"), val("--sort"), val("--timefmt"))}, "tree")
+	add(&spec{opts: opts(val("-I"), val("-P"), val("-L"), wr("-o"), val("--filelimit"), val("--charset"), val("--sort"), val("--timefmt"),
+		val("-H"), val("-T"), dflag("-R", "writes an 00Tree.html file into every directory (with -H and -L)"))}, "tree")
 	add(&spec{opts: opts(rd("--exclude-from -X"), val("-d --max-depth"), val("--exclude"), val("-B --block-size"), val("-t --threshold"), val("--time-style"))}, "du")
 	add(&spec{opts: opts(val("-c --format"), val("--printf"))}, "stat")
 	add(&spec{opts: opts(val("-d -f -c -b --delimiter --fields --characters --bytes"), oval("--output-delimiter"))}, "cut")
@@ -40,7 +41,8 @@ func registerReaders(add adder) {
 	add(&spec{opts: opts(val("-s -t -c -o -N -l -R -W -H --separator --table-columns"))}, "column")
 	add(&spec{opts: opts(val("-w --width"))}, "fold", "fmt", "base64", "base32")
 	add(&spec{opts: opts(val("-n --bytes"), val("-t --radix"), val("-e --encoding"))}, "strings")
-	add(&spec{opts: opts(rd("-m --magic-file"), rd("-f --files-from"), val("-F --separator"), val("-e --exclude"))}, "file")
+	add(&spec{opts: opts(rd("-m --magic-file"), rd("-f --files-from"), val("-F --separator"), val("-e --exclude"),
+		dflag("-C --compile", "writes a compiled magic file (NAME.mgc) into the working directory"))}, "file")
 	add(&spec{opts: opts(rd("-c --check"))}, "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum")
 	add(&spec{opts: opts(val("-A -j -N -S -t -w --address-radix --skip-bytes --read-bytes --format --width"))}, "od", "hexdump")
 	add(&spec{opts: opts(wr("-o --output"), exe("--compress-program", "runs a compression program"), wr("-T --temporary-directory"),

@@ -77,6 +77,9 @@ type shellState struct {
 	// funcVars are, per function, the variables its body assigns: a call
 	// makes them unknown.
 	funcVars map[string][]string
+	// editorSafe says that the simple command being checked has an editor
+	// that runs nothing (GIT_EDITOR=true as its prefix).
+	editorSafe bool
 	// arrays are the indexed arrays whose every element is known,
 	// assigned whole (a=(x y), declare -a a=(…)); any other assignment
 	// to the name forgets it.
