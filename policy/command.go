@@ -503,7 +503,7 @@ func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st 
 			st.funcs = map[string]bool{}
 		}
 		return &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown, funcs: st.funcs, cond: st.cond,
-			editorSafe: st.editorSafe, maybeFuncs: st.maybeFuncs}
+			editorSafe: st.editorSafe, maybeFuncs: st.maybeFuncs, stdinFile: st.stdinFile, pipedIn: st.pipedIn}
 	}
 	if p.sp != nil && p.sp.extra != nil {
 		p.sp.extra(c, p, allowed, inner())
@@ -530,17 +530,67 @@ func mkdirCan(fsys FS, dir string, parents bool, made map[string]bool) bool {
 }
 
 // noteWrite records what a write means for later checks of the command.
-func (c *checker) noteWrite(path string) {
+func (c *checker) noteWrite(path, cwd string) {
+	if abs, err := absPath(path, cwd, c.env); err == nil && (filepath.IsAbs(path) || cwd != "") {
+		if c.written == nil {
+			c.written = map[string]bool{}
+		}
+		c.written[filepath.Clean(abs)] = true
+	}
 	switch filepath.Base(path) {
 	case ".gitignore", ".ignore", ".rgignore":
 		c.wroteIgnoreFile = true
 	}
 }
 
+// dotDotAfterMissing refuses a path whose ".." follows a component that
+// does not exist when the command is checked: the command may create it
+// as a symbolic link first (ln -s . s && cat s/s/../../x), and ".."
+// then climbs from where the link points, not from where its spelling
+// says.
+func (c *checker) dotDotAfterMissing(s, cwd, what string) bool {
+	if !strings.Contains(s, "..") {
+		return false
+	}
+	p := s
+	if !filepath.IsAbs(p) {
+		if cwd == "" {
+			return false
+		}
+		p = cwd + "/" + p
+	}
+	fsys := c.env.fs()
+	dir, missing := "/", false
+	for comp := range strings.SplitSeq(p, "/") {
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			if missing {
+				c.add(Violation{Reason: ReasonPathNotInScope, Resource: s,
+					Message: what + ": \"..\" follows a directory that does not exist yet, which the command may make a symbolic link; give the path without \"..\""})
+				return true
+			}
+			dir = filepath.Dir(dir)
+			continue
+		}
+		dir = filepath.Join(dir, comp)
+		if !missing {
+			if _, err := fsys.Lstat(dir); err != nil {
+				missing = true
+			}
+		}
+	}
+	return false
+}
+
 // operand checks one file operand of a program.
 func (c *checker) operand(s string, access Access, cwd, what string) {
 	if access == AccessWrite {
-		c.noteWrite(s)
+		c.noteWrite(s, cwd)
+	}
+	if c.dotDotAfterMissing(s, cwd, what+" "+s) {
+		return
 	}
 	if safeDevice(s, access) || s == "-" {
 		return

@@ -25,7 +25,7 @@ func registerArchives(add adder) {
 		fl("-x --extract --get"), fl("-c --create"), fl("-r --append"), fl("-u --update"), fl("-A --catenate --concatenate"),
 		fl("-t --list"), fl("-d --diff --compare"), fl("--delete"), val("-b --blocking-factor"), val("-K --starting-file"),
 		val("-N --newer --after-date"), val("-L --tape-length"), val("-V --label"), val("-H --format"), val("--exclude"),
-		val("--transform --xform"), val("--strip-components"), val("--owner"), val("--group"), val("--mode"), val("--mtime"),
+		dflag("--transform --xform", "renames members, so where they are extracted cannot be checked"), val("--strip-components"), val("--owner"), val("--group"), val("--mode"), val("--mtime"),
 		val("--checkpoint"), fl("-h --dereference"), flags("-z -j -J -v -O -k -m -p -S -W -B -M -R -G -l -o -s -w -a --zstd --gzip --bzip2 --xz"), fl("--exclude-vcs"), fl("--anchored"),
 		fl("--no-anchored"), fl("--wildcards"), fl("--no-wildcards"), fl("--wildcards-match-slash"), fl("--no-wildcards-match-slash"))}, "tar", "gtar", "bsdtar")
 	add(&spec{operands: opWriteFirst, opts: opts(exe("-TT --unzip-command", "runs a command to test the archive"), wr("-b --temp-path"),

@@ -42,7 +42,7 @@ func registerFileUtils(add adder) {
 	add(&spec{operands: opWriteSecond, opts: opts(val("-l --lines"), val("-b --bytes"), val("-n --number"), val("-a --suffix-length"),
 		val("-C --line-bytes"), oval("--additional-suffix"), exe("--filter", "runs a shell command for every piece"), val("-t --separator"),
 		fl("-d"), oval("--numeric-suffixes"), fl("-x"), oval("--hex-suffixes"), fl("-e --elide-empty-files"), fl("-u --unbuffered"))}, "split")
-	add(&spec{operands: opWrite, opts: opts(wr("-o --output"), rd("-i --input"), chdir("-d --directory"), wr("-r --reject-file"),
+	add(&spec{operands: opWrite, extra: patchExtra, opts: opts(wr("-o --output"), rd("-i --input"), chdir("-d --directory"), wr("-r --reject-file"),
 		wr("-B --prefix"), val("-p --strip"), val("-F --fuzz"), val("-D --ifdef"), val("-V --version-control"), val("-z --suffix"))}, "patch")
 	add(&spec{operands: opWrite, opts: opts(fl("-c --stdout --to-stdout"), fl("-d --decompress"), fl("-k --keep"), fl("-f --force"), val("-S --suffix"))},
 		"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "zstd", "unzstd")
@@ -107,6 +107,45 @@ func lnExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				dir = real
 			}
 			c.operand(filepath.Join(dir, t.s), AccessRead, st.cwd, "ln target "+t.s)
+		}
+	}
+}
+
+// patchExtra: a patch read from standard input names files that cannot be
+// checked.
+func patchExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if len(p.operands()) >= 1 {
+		return // patch FILE [PATCH]: the file written is the operand
+	}
+	file := st.stdinFile
+	for _, v := range p.values("-i") {
+		file = v.s
+		if !v.known {
+			file = ""
+		}
+	}
+	if file == "" || st.pipedIn || st.cwd == "" && !filepath.IsAbs(file) {
+		c.danger(p, allowed, "patch", "patch (standard input)", "applies a patch read from standard input, whose files cannot be checked; give the patch file with -i")
+		return
+	}
+	abs, err := absPath(file, st.cwd, c.env)
+	if err != nil {
+		return
+	}
+	data, err := c.env.fs().ReadFile(abs)
+	if err != nil || c.written[filepath.Clean(abs)] {
+		c.danger(p, allowed, "patch", "patch "+file, "applies a patch that cannot be read before it runs")
+		return
+	}
+	targets, symlink := patchTargets(string(data))
+	if symlink {
+		c.danger(p, allowed, "patch", "patch "+file, "creates a symbolic link, whose target cannot be checked")
+	}
+	for _, t := range targets {
+		// Which leading directories patch strips depends on -p: each
+		// reading is checked.
+		for _, cand := range []string{t, stripComponents(t, 1), filepath.Base(t)} {
+			c.operand(cand, AccessWrite, st.cwd, "patch "+file+" writes")
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -422,37 +423,67 @@ func gitPatchExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) 
 			continue
 		}
 		data, err := c.env.fs().ReadFile(abs)
-		if err != nil {
-			continue // the read check of the operand decides
+		if err != nil || c.written[filepath.Clean(abs)] {
+			c.danger(p, allowed, "apply", p.subPath[0]+" "+f.s, "applies a patch that cannot be read before it runs (missing, or written by the same command)")
+			continue
 		}
-		for line := range strings.Lines(string(data)) {
-			line = strings.TrimRight(line, "\r\n")
-			var target string
-			switch {
-			case strings.HasPrefix(line, "new file mode 120000"), strings.HasPrefix(line, "new mode 120000"):
-				c.danger(p, allowed, "apply", p.subPath[0]+" "+f.s, "creates a symbolic link, whose target cannot be checked")
-			case strings.HasPrefix(line, "+++ "), strings.HasPrefix(line, "--- "):
-				target = strings.TrimSpace(line[4:])
-				if t, _, ok := strings.Cut(target, "\t"); ok {
-					target = t
-				}
-				if target == "/dev/null" {
-					continue
-				}
-				if len(target) > 2 && (target[:2] == "a/" || target[:2] == "b/") {
-					target = target[2:]
-				}
-			case strings.HasPrefix(line, "rename to "), strings.HasPrefix(line, "copy to "), strings.HasPrefix(line, "rename from "):
-				_, target, _ = strings.Cut(line, " to ")
-				if strings.HasPrefix(line, "rename from ") {
-					target = strings.TrimPrefix(line, "rename from ")
-				}
+		targets, symlink := patchTargets(string(data))
+		if symlink {
+			c.danger(p, allowed, "apply", p.subPath[0]+" "+f.s, "creates a symbolic link, whose target cannot be checked")
+		}
+		strip := 1
+		for _, v := range p.values("-p") {
+			if n, err := strconv.Atoi(v.s); v.known && err == nil {
+				strip = n
 			}
-			if target != "" {
-				c.operand(filepath.Join(top, target), AccessWrite, st.cwd, p.subPath[0]+" "+f.s+" writes")
-			}
+		}
+		prefix := ""
+		for _, v := range p.values("--directory") {
+			prefix = v.s
+		}
+		for _, t := range targets {
+			c.operand(filepath.Join(top, prefix, stripComponents(t, strip)), AccessWrite, st.cwd, p.subPath[0]+" "+f.s+" writes")
 		}
 	}
+}
+
+// patchTargets reads a unified or git diff for the files it writes (as
+// spelled in it, a/ and b/ prefixes kept) and whether it makes a symbolic
+// link.
+func patchTargets(data string) (targets []string, symlink bool) {
+	for line := range strings.Lines(data) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(line, "new file mode 120000"), strings.HasPrefix(line, "new mode 120000"):
+			symlink = true
+		case strings.HasPrefix(line, "+++ "), strings.HasPrefix(line, "--- "), strings.HasPrefix(line, "*** "):
+			t := strings.TrimSpace(line[4:])
+			if before, _, ok := strings.Cut(t, "\t"); ok {
+				t = before
+			}
+			if t != "/dev/null" && t != "" {
+				targets = append(targets, t)
+			}
+		case strings.HasPrefix(line, "rename to "), strings.HasPrefix(line, "copy to "):
+			_, t, _ := strings.Cut(line, " to ")
+			targets = append(targets, "a/"+t)
+		case strings.HasPrefix(line, "rename from "):
+			targets = append(targets, "a/"+strings.TrimPrefix(line, "rename from "))
+		}
+	}
+	return targets, symlink
+}
+
+// stripComponents drops n leading directories of a patch path (-p n).
+func stripComponents(p string, n int) string {
+	for ; n > 0; n-- {
+		_, rest, ok := strings.Cut(p, "/")
+		if !ok {
+			break
+		}
+		p = rest
+	}
+	return p
 }
 
 // gitTreeExtra checks the git commands that read or remove every file
@@ -681,7 +712,7 @@ func gitSpec() *spec {
 		"worktree":       {operands: opRead, subs: map[string]*spec{"add": {operands: opWriteFirst, opts: append(append([]option{}, common...), val("-b -B"))}, "move": {operands: opWrite}}},
 		"bundle":         {subs: map[string]*spec{"create": {operands: opWriteFirst}}},
 		"init":           {operands: opWrite, opts: append(append([]option{}, common...), conf("--template", "copies hooks from a template directory"))},
-		"apply":          sub(dflag("--unsafe-paths", "writes outside the working tree")),
+		"apply":          sub(dflag("--unsafe-paths", "writes outside the working tree"), val("-p"), val("--directory"), fl("--check"), fl("--stat"), fl("--index"), fl("--cached"), fl("-R --reverse")),
 		"am":             sub(),
 	}
 	return &spec{

@@ -14,6 +14,8 @@ import "strings"
 // registerGo adds the table rows of this file.
 func registerGo(add adder) {
 	add(goSpec(), "go")
+	// gofmt -w rewrites its operands; -r applies a rewrite rule.
+	add(&spec{extra: gofmtExtra, opts: opts(inPlace("-w"), fl("-l"), fl("-d"), fl("-s"), fl("-e"), val("-r"), wr("-cpuprofile"))}, "gofmt")
 }
 
 // goExtra checks what go's subcommands do with their operands and flags.
@@ -39,6 +41,32 @@ func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				c.danger(p, allowed, "tool "+t, "tool "+t, "runs other programs")
 			case t == "link" && (goFlagArg(p.args, "extld") || goFlagArg(p.args, "extar") || goFlagArg(p.args, "extldflags")):
 				c.danger(p, allowed, "tool link", "tool link -extld", "runs an external linker program")
+			}
+		}
+	}
+	if sub == "mod" && len(ops) > 0 && ops[0].known && ops[0].s == "edit" {
+		// go mod edit [flags] [go.mod]: the file named (else ./go.mod) is
+		// rewritten.
+		for _, a := range ops[1:] {
+			if a.known {
+				c.operand(a.s, AccessWrite, st.cwd, "go mod edit")
+			}
+		}
+	}
+	if sub == "tool" {
+		// go tool compile/link/asm/pack -o FILE write it.
+		for i, a := range p.args {
+			if !a.known {
+				continue
+			}
+			name, v, hasEq := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a.s, "-"), "-"), "=")
+			if name == "o" && strings.HasPrefix(a.s, "-") {
+				if !hasEq && i+1 < len(p.args) {
+					v = p.args[i+1].s
+				}
+				if v != "" {
+					c.operand(v, AccessWrite, st.cwd, "go tool -o")
+				}
 			}
 		}
 	}
@@ -83,6 +111,23 @@ func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				}
 			} else if bad := unsafeToolFlag(v.s); bad != "" {
 				c.danger(p, allowed, name, name+" "+bad, "passes a flag to the compiler or linker that writes files or runs programs (only -N -l -m -s -w -X -B -e -S -dwarf= -buildid= and -race are passed)")
+			}
+		}
+	}
+}
+
+// gofmtExtra: gofmt -w writes every file below its directory operands.
+func gofmtExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if !p.has("-w") {
+		return
+	}
+	for _, a := range p.operands() {
+		if !a.known {
+			continue
+		}
+		if abs, err := absPath(a.s, st.cwd, c.env); err == nil {
+			if fi, err := c.env.fs().Stat(abs); err == nil && fi.IsDir() {
+				c.recursiveRead(p, a.s, st.cwd, walkOpts{filters: []walkFilter{{glob: "*.go", include: true, files: true}}, verb: "rewrites"})
 			}
 		}
 	}

@@ -226,7 +226,7 @@ func groupOf(name string) (int, bool) {
 		return groupArchives, true
 	case "python", "python3", "python2", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish":
 		return groupInterpreters, true
-	case "go":
+	case "go", "gofmt":
 		return groupGo, true
 	case "make", "gmake":
 		return groupMake, true

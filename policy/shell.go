@@ -26,6 +26,8 @@ type checker struct {
 	// wroteIgnoreFile says that the command writes a .gitignore, .ignore
 	// or .rgignore: what they ignore is then not relied on.
 	wroteIgnoreFile bool
+	// written are the files the command writes, by absolute path.
+	written map[string]bool
 }
 
 // shellState is what a walk knows at a point of the program: the working
@@ -77,6 +79,9 @@ type shellState struct {
 	// funcVars are, per function, the variables its body assigns: a call
 	// makes them unknown.
 	funcVars map[string][]string
+	// stdinFile is the file the statement being checked reads on standard
+	// input (< FILE), "" when none.
+	stdinFile string
 	// editorSafe says that the simple command being checked has an editor
 	// that runs nothing (GIT_EDITOR=true as its prefix).
 	editorSafe bool
@@ -342,6 +347,7 @@ func (c *checker) stmt(s *syntax.Stmt, st *shellState) {
 		st.pipedIn = true
 		defer func() { st.pipedIn = false }()
 	}
+	defer func(was string) { st.stdinFile = was }(st.stdinFile)
 	for _, r := range s.Redirs {
 		c.redirect(r, st)
 	}
@@ -812,7 +818,10 @@ func (c *checker) redirect(r *syntax.Redirect, st *shellState) {
 		c.unknownCwd("redirection " + args[0].s)
 	}
 	if access == AccessWrite {
-		c.noteWrite(args[0].s)
+		c.noteWrite(args[0].s, st.cwd)
+	}
+	if access == AccessRead && len(args) == 1 && args[0].known && (r.N == nil || r.N.Value == "0") {
+		st.stdinFile = args[0].s // < FILE: what the command reads on standard input
 	}
 	c.addAll(c.s.checkRedirect(args[0].s, access, st.cwd, c.env))
 }

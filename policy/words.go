@@ -609,6 +609,12 @@ func (c *checker) pureOutput(cs *syntax.CmdSubst, st *shellState) (string, bool)
 			return "", false
 		}
 		return c.pureFile(call.Args[1], st)
+	case "pwd":
+		// $(pwd) is the working directory (logical, as the shell tracks it).
+		if len(fields) > 1 || st.cwd == "" || st.maybeFuncs["pwd"] {
+			return "", false
+		}
+		return st.cwd, true
 	default:
 		return "", false
 	}
