@@ -401,6 +401,9 @@ func gitEditorSafe(c *checker, p *parsed, st *shellState) bool {
 // from the patch files named, refused when the patch comes from standard
 // input or creates a symbolic link (its target is the patch's content).
 func gitPatchExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if (p.has("--check") || p.has("--stat") || p.has("--numstat") || p.has("--summary")) && !p.has("--apply") {
+		return // reports on the patch, applies nothing
+	}
 	var files []arg
 	for _, a := range p.operands() {
 		if !a.known || a.s == "-" {
@@ -712,7 +715,7 @@ func gitSpec() *spec {
 		"worktree":       {operands: opRead, subs: map[string]*spec{"add": {operands: opWriteFirst, opts: append(append([]option{}, common...), val("-b -B"))}, "move": {operands: opWrite}}},
 		"bundle":         {subs: map[string]*spec{"create": {operands: opWriteFirst}}},
 		"init":           {operands: opWrite, opts: append(append([]option{}, common...), conf("--template", "copies hooks from a template directory"))},
-		"apply":          sub(dflag("--unsafe-paths", "writes outside the working tree"), val("-p"), val("--directory"), fl("--check"), fl("--stat"), fl("--index"), fl("--cached"), fl("-R --reverse")),
+		"apply":          sub(dflag("--unsafe-paths", "writes outside the working tree"), val("-p"), val("--directory"), fl("--check"), fl("--stat"), fl("--numstat"), fl("--summary"), fl("--apply"), fl("--index"), fl("--cached"), fl("-R --reverse")),
 		"am":             sub(),
 	}
 	return &spec{
