@@ -418,6 +418,11 @@ func (p *parsed) afterOperand(sp *spec, argv []arg, i, base int) bool {
 	} else if sp.abbrev {
 		name = sp.expandAbbrev(name)
 	}
+	if name != a.s && len(p.pos) > 0 && p.pos[len(p.pos)-1].s == a.s {
+		// Entries match the subcommand by the name it resolves to (npm
+		// innit is init, git send-pack is push).
+		p.pos[len(p.pos)-1].s = name
+	}
 	sub := sp.subs[name]
 	if sub == nil {
 		sub = sp.defSub

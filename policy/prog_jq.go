@@ -140,6 +140,13 @@ var yqLoad = sync.OnceValue(func() *regexp.Regexp {
 // yqExtra refuses expressions that load files, unless file operations are
 // disabled.
 func yqExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	// Another yq (kislyuk's, a jq wrapper) passes jq's import and include
+	// through: they are refused whichever yq runs.
+	for _, t := range p.args {
+		if t.known && jqImport().MatchString(jqCode(t.s)) {
+			c.danger(p, allowed, "import", "import/include", "reads modules or data files from jq's library search path (a yq that wraps jq)")
+		}
+	}
 	if p.has("--security-disable-file-ops") {
 		return
 	}

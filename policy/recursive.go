@@ -330,6 +330,11 @@ func (c *checker) walkDenied(dir, rel string, o walkOpts, n *int, depth int) (pa
 		return "", "", ""
 	}
 	confined := c.env.execution() == ExecutionConfined
+	if o.rooted && !o.hidden && ignoreFileNegates(c.env.fs(), dir) {
+		// A "!name" in an ignore file re-includes hidden files too: rg
+		// then reads the hidden ones below here.
+		o.hidden = true
+	}
 	for _, e := range ents {
 		*n++
 		if *n > maxWalk {
@@ -438,6 +443,17 @@ func (c *checker) gitignoreNames(dir string, anchored bool) map[string]bool {
 		out[line] = true
 	}
 	return out
+}
+
+// ignoreFileNegates reports whether one of dir's ignore files (.gitignore,
+// .ignore, .rgignore) has a "!" line.
+func ignoreFileNegates(fsys FS, dir string) bool {
+	for _, f := range []string{".gitignore", ".ignore", ".rgignore"} {
+		if data, err := fsys.ReadFile(filepath.Join(dir, f)); err == nil && (strings.HasPrefix(string(data), "!") || strings.Contains(string(data), "\n!")) {
+			return true
+		}
+	}
+	return false
 }
 
 // rgIgnoredNames is what rg skips by .gitignore at the top of a walk of

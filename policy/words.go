@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -615,6 +616,29 @@ func (c *checker) pureOutput(cs *syntax.CmdSubst, st *shellState) (string, bool)
 			return "", false
 		}
 		return st.cwd, true
+	case "git":
+		// git rev-parse --git-dir / --show-toplevel: where the repository
+		// is, as git finds it from the working directory.
+		if len(fields) != 3 || fields[1] != "rev-parse" || st.cwd == "" || st.maybeFuncs["git"] {
+			return "", false
+		}
+		top := ""
+		for d := st.cwd; ; d = filepath.Dir(d) {
+			if fi, err := c.env.fs().Lstat(filepath.Join(d, ".git")); err == nil && fi.IsDir() {
+				top = d
+				break
+			}
+			if d == filepath.Dir(d) {
+				return "", false
+			}
+		}
+		switch fields[2] {
+		case "--show-toplevel":
+			return top, true
+		case "--git-dir", "--absolute-git-dir", "--git-common-dir":
+			return filepath.Join(top, ".git"), true
+		}
+		return "", false
 	default:
 		return "", false
 	}
