@@ -503,7 +503,7 @@ func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st 
 			st.funcs = map[string]bool{}
 		}
 		return &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown, funcs: st.funcs, cond: st.cond,
-			editorSafe: st.editorSafe, maybeFuncs: st.maybeFuncs, stdinFile: st.stdinFile, pipedIn: st.pipedIn}
+			editorSafe: st.editorSafe, maybeFuncs: st.maybeFuncs, stdinFile: st.stdinFile, pipedIn: st.pipedIn, pipedText: st.pipedText}
 	}
 	if p.sp != nil && p.sp.extra != nil {
 		p.sp.extra(c, p, allowed, inner())
@@ -702,6 +702,13 @@ func (c *checker) wrapped(p *parsed, sp *spec, cwd string, st *shellState) {
 			marked = append(marked, a)
 		}
 		rest = append(marked, arg{}) // the input items
+		if st.pipedText != nil && repl == "" {
+			// echo .env | xargs cat: the input is known; its words are
+			// the arguments xargs appends (checked as themselves too).
+			for _, w := range strings.Fields(*st.pipedText) {
+				rest = append(rest, arg{s: strings.Trim(w, `"'`), known: true})
+			}
+		}
 	}
 	inner := st
 	if cwd != st.cwd {

@@ -79,6 +79,9 @@ type shellState struct {
 	// funcVars are, per function, the variables its body assigns: a call
 	// makes them unknown.
 	funcVars map[string][]string
+	// pipedText is the output of the command before the pipe, when it is
+	// known before it runs (echo .env | xargs cat).
+	pipedText *string
 	// stdinFile is the file the statement being checked reads on standard
 	// input (< FILE), "" when none.
 	stdinFile string
@@ -373,6 +376,10 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 			c.stmt(cmd.X, st.clone())
 			y := st.clone()
 			y.pipedIn = true
+			y.pipedText = nil
+			if out, ok := c.pureOutput(&syntax.CmdSubst{Stmts: []*syntax.Stmt{cmd.X}}, st); ok {
+				y.pipedText = &out // echo, printf or cat of a known file
+			}
 			c.stmt(cmd.Y, y)
 			if st.shopt["lastpipe"] && y.cwd != st.cwd {
 				st.cwd = ""
