@@ -130,7 +130,6 @@ func FuzzWildMatch(f *testing.F) {
 		f.Add(s, s)
 	}
 	f.Fuzz(func(t *testing.T, p, s string) {
-		wildMatch(p, s) // never panics, always ends
 		var esc []byte
 		for i := range len(s) {
 			if strings.IndexByte(`*?[\`, s[i]) >= 0 {
