@@ -379,7 +379,7 @@ func (c *checker) walkDenied(dir, rel string, o walkOpts, n *int, depth int) (pa
 			if !o.hidden && strings.HasPrefix(name, ".") {
 				continue
 			}
-			if depth == 0 && o.gitignore[name] {
+			if depth == 0 && (o.gitignore[name] || isDir && o.gitignore[name+"/"]) {
 				continue
 			}
 			if v == 0 && !isDir && o.unmatchedFileSkipped() {
@@ -412,7 +412,8 @@ func (c *checker) walkDenied(dir, rel string, o walkOpts, n *int, depth int) (pa
 // gitignoreNames reads the plain names of a directory's .gitignore (no
 // globs): enough for rg's and git's skipping of build output and secrets
 // files. Anchored names (/name) are kept only when anchored says the walk
-// starts in dir. A file that re-includes anything (!name) is not relied on.
+// starts in dir; names ending in "/" (directories only) are kept as
+// "name/". A file that re-includes anything (!name) is not relied on.
 func (c *checker) gitignoreNames(dir string, anchored bool) map[string]bool {
 	file := filepath.Join(dir, ".gitignore")
 	if fi, err := c.env.fs().Lstat(file); err != nil || !fi.Mode().IsRegular() {
@@ -430,17 +431,18 @@ func (c *checker) gitignoreNames(dir string, anchored bool) map[string]bool {
 		if strings.HasPrefix(line, "!") || strings.HasPrefix(line, "\ufeff") {
 			return nil
 		}
-		if strings.HasSuffix(line, "/") {
-			continue // directories only: not relied on for files
-		}
 		if strings.HasPrefix(line, "/") && !anchored {
 			continue
 		}
 		line = strings.TrimPrefix(line, "/")
+		key := line
+		if name, ok := strings.CutSuffix(line, "/"); ok {
+			line, key = name, name+"/" // directories only: kept as "name/"
+		}
 		if line == "" || strings.HasPrefix(line, "#") || strings.ContainsAny(line, "*?[/\\ ") {
 			continue
 		}
-		out[line] = true
+		out[key] = true
 	}
 	return out
 }
