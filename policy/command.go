@@ -75,6 +75,24 @@ func (c *checker) simple(args []arg, st *shellState, lookup bool) {
 	}
 	if lookup && !strings.Contains(name, "/") {
 		if st.funcs[name] {
+			if body := st.funcBodies[name]; body != nil && !c.calling[name] {
+				// The body, checked with this call's arguments as $1…
+				inner := st.clone()
+				inner.pos, inner.posKnown, inner.posChecked = nil, true, false
+				for _, a := range args[1:] {
+					if !a.known {
+						inner.posKnown = false
+						break
+					}
+					inner.pos = append(inner.pos, a.s)
+				}
+				if c.calling == nil {
+					c.calling = map[string]bool{}
+				}
+				c.calling[name] = true
+				c.stmt(body, inner)
+				delete(c.calling, name)
+			}
 			if st.cwdFuncs[name] {
 				st.cwd = "" // its body changes the directory, from where it is called
 			}

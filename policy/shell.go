@@ -23,6 +23,9 @@ type checker struct {
 	seen  map[string]bool // dedup of violations
 	depth int
 	calls int // simple commands checked, compared with the tree's count
+	// calling are the functions whose body is being checked for a call
+	// (a recursive call is not walked again).
+	calling map[string]bool
 	// wroteIgnoreFile says that the command writes a .gitignore, .ignore
 	// or .rgignore: what they ignore is then not relied on.
 	wroteIgnoreFile bool
@@ -85,6 +88,12 @@ type shellState struct {
 	// stdinFile is the file the statement being checked reads on standard
 	// input (< FILE), "" when none.
 	stdinFile string
+	// posChecked says that the positional parameters, unknown here, are
+	// checked at each call of the function being declared.
+	posChecked bool
+	// funcBodies are the bodies of the functions certainly defined, which
+	// are checked where they are called.
+	funcBodies map[string]*syntax.Stmt
 	// editorSafe says that the simple command being checked has an editor
 	// that runs nothing (GIT_EDITOR=true as its prefix).
 	editorSafe bool
@@ -102,7 +111,7 @@ func (st *shellState) clone() *shellState {
 		unbounded: maps.Clone(st.unbounded), shopt: maps.Clone(st.shopt), cwdDeferred: st.cwdDeferred,
 		made: maps.Clone(st.made), cwdFuncs: maps.Clone(st.cwdFuncs), customIFS: st.customIFS,
 		dataVars: maps.Clone(st.dataVars), arrays: maps.Clone(st.arrays), maybeFuncs: maps.Clone(st.maybeFuncs),
-		funcVars: maps.Clone(st.funcVars)}
+		funcVars: maps.Clone(st.funcVars), funcBodies: maps.Clone(st.funcBodies), posChecked: st.posChecked}
 }
 
 // setVar records a variable's value (nil: unknown).
@@ -521,11 +530,41 @@ func (c *checker) forClause(cmd *syntax.ForClause, st *shellState) {
 func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
 	changesCwd := false
 	var assigns []string
+	piped := false // f() { …; } | cmd: a pipeline, run in a subshell
+	if cmd.Body != nil {
+		_, piped = cmd.Body.Cmd.(*syntax.BinaryCmd)
+	}
+	// A function certainly defined is checked here with its arguments
+	// ($1…) taken as values checked where it is called, and checked
+	// again at each call with that call's arguments. One that may or may
+	// not be defined is checked here alone, its arguments unknown.
+	deferred := st.cond == 0 && !piped && cmd.Body != nil && len(funcNames(cmd)) > 0
+	if cmd.Body != nil {
+		switch cmd.Body.Cmd.(type) {
+		case *syntax.Block, *syntax.Subshell:
+		default:
+			deferred = false // f() 0, f() for …: checked here
+		}
+	}
+	for _, name := range funcNames(cmd) {
+		deferred = deferred && isName(name)
+	}
 	if cmd.Body != nil {
 		body := st.clone()
+		body.posChecked = deferred
 		c.stmt(cmd.Body, body)
 		changesCwd = body.cwd != st.cwd || body.cwdDeferred
 		assigns = changedVars(st, body)
+	}
+	for _, name := range funcNames(cmd) {
+		if deferred {
+			if st.funcBodies == nil {
+				st.funcBodies = map[string]*syntax.Stmt{}
+			}
+			st.funcBodies[name] = cmd.Body
+		} else {
+			delete(st.funcBodies, name)
+		}
 	}
 	for _, name := range funcNames(cmd) {
 		if st.maybeFuncs == nil {
@@ -548,10 +587,6 @@ func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
 		} else {
 			delete(st.cwdFuncs, name)
 		}
-	}
-	piped := false // f() { …; } | cmd: a pipeline, run in a subshell
-	if cmd.Body != nil {
-		_, piped = cmd.Body.Cmd.(*syntax.BinaryCmd)
 	}
 	for _, name := range funcNames(cmd) {
 		if st.cond == 0 && !piped {

@@ -184,6 +184,9 @@ func (c *checker) unboundedWord(parts []syntax.WordPart, st *shellState) bool {
 			if p.Excl || p.Index != nil || p.Names != 0 || p.Param == nil || p.Slice != nil || p.Repl != nil || p.Exp != nil {
 				return true
 			}
+			if st.posChecked && isPositional(p.Param.Value) {
+				continue // a function's argument, checked at each call
+			}
 			if v, ok := st.vars[p.Param.Value]; !ok || (v == nil && st.unbounded[p.Param.Value]) {
 				if !st.numeric[p.Param.Value] {
 					return true
@@ -356,6 +359,16 @@ func literalPrefix(parts []syntax.WordPart) string {
 		}
 	}
 	return b.String()
+}
+
+// isPositional reports whether a parameter name is a positional one ($1,
+// $@, $*, $#).
+func isPositional(name string) bool {
+	if name == "@" || name == "*" || name == "#" {
+		return true
+	}
+	_, err := strconv.Atoi(name)
+	return err == nil && name != "0"
 }
 
 // unquotedExpansion reports whether a word has an expansion outside
