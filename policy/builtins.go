@@ -385,8 +385,7 @@ func (c *checker) trap(args []arg, st *shellState) {
 func changedVars(before, after *shellState) []string {
 	var out []string
 	for name, v := range after.vars {
-		old, ok := before.vars[name]
-		if !ok || (old == nil) != (v == nil) || old != nil && *old != *v || v == nil && old != v {
+		if old, ok := before.vars[name]; !ok || !sameValue(old, v) {
 			out = append(out, name)
 		}
 	}

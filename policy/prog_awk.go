@@ -15,7 +15,7 @@ import "strings"
 // registerAwk adds the table rows of this file.
 func registerAwk(add adder) {
 	add(&spec{operands: opPatternFirst, opts: opts(patFile("-f --file"), pat("-e --source"), code("-i --include", "loads awk code from a file"),
-		dflag("-l --load", "loads a shared library"), patFile("-E --exec"), opt("-W", valueOpt, effNone, ""), val("-v --assign"), val("-F --field-separator"),
+		dflag("-l --load", "loads a shared library"), patFile("-E --exec"), val("-W"), val("-v --assign"), val("-F --field-separator"),
 		owr("-o --pretty-print"), owr("-p --profile"), owr("-d --dump-variables"), oval("-D --debug"), oval("-L --lint"),
 		fl("-S --sandbox"), flags("-b -c -C -g -h -M -n -N -O -P -r -s -t -V")), extra: awkExtra}, "awk", "gawk", "mawk", "nawk")
 }
@@ -27,8 +27,7 @@ func awkExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		return // --sandbox: no system(), no redirections
 	}
 	for _, v := range p.values("-W") {
-		// mawk -W exec FILE runs a program file, as -f does; other -W
-		// options are refused unless known harmless.
+		// mawk -W exec FILE (and -W file) runs a program file, as -f does.
 		if !v.known || strings.HasPrefix(v.s, "e") || strings.HasPrefix(v.s, "f") {
 			c.danger(p, allowed, "-W", "-W "+v.s, "runs a program file (mawk -W exec), whose system() calls and redirections cannot be checked")
 		}

@@ -155,47 +155,47 @@ func patchExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 func chmodExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	ops := p.operands()
 	if p.has("--reference") {
-		for _, a := range ops {
-			if a.known {
-				c.operand(a.s, AccessWrite, st.cwd, p.prog+" operand")
-			} else if a.unbounded {
-				c.unknownOperand(p.prog + " operand")
-			}
-		}
+		c.writtenOperands(p, ops, st, p.prog+" operand")
 	} else if len(ops) > 0 {
 		ops = ops[1:]
 	}
 	if p.has("-R") {
-		for _, a := range ops {
-			if a.known {
-				c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, verb: "changes"})
-			}
-		}
+		c.walkOperands(p, ops, st, "changes")
 	}
 }
 
 // rmExtra: rm -r removes every file below its operands.
 func rmExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
-	if !p.has("-r") {
-		return
-	}
-	for _, a := range p.operands() {
-		if a.known {
-			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, verb: "removes"})
-		}
+	if p.has("-r") {
+		c.walkOperands(p, p.operands(), st, "removes")
 	}
 }
 
 // installExtra: install -d makes every operand a directory.
 func installExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
-	if !p.has("-d") {
-		return
+	if p.has("-d") {
+		c.writtenOperands(p, p.operands(), st, "install -d operand")
 	}
-	for _, a := range p.operands() {
+}
+
+// writtenOperands checks operands as files written; one known only at run
+// time and unbounded is refused.
+func (c *checker) writtenOperands(p *parsed, ops []arg, st *shellState, what string) {
+	for _, a := range ops {
 		if a.known {
-			c.operand(a.s, AccessWrite, st.cwd, "install -d")
+			c.operand(a.s, AccessWrite, st.cwd, what)
 		} else if a.unbounded {
-			c.unknownOperand("install -d operand")
+			c.unknownOperand(what)
+		}
+	}
+}
+
+// walkOperands checks what a program that changes every file below its
+// operands (verb: "removes", "changes") reaches there.
+func (c *checker) walkOperands(p *parsed, ops []arg, st *shellState, verb string) {
+	for _, a := range ops {
+		if a.known {
+			c.recursiveRead(p, a.s, st.cwd, walkOpts{hidden: true, verb: verb})
 		}
 	}
 }

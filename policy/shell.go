@@ -126,6 +126,25 @@ func (st *shellState) setVar(name string, val *string) {
 	}
 }
 
+// setFlag sets or clears name in a set the state keeps, making the set on
+// first use.
+func setFlag(m *map[string]bool, name string, on bool) {
+	if !on {
+		delete(*m, name)
+		return
+	}
+	if *m == nil {
+		*m = map[string]bool{}
+	}
+	(*m)[name] = true
+}
+
+// sameValue reports whether two recorded values are the same (nil:
+// unknown).
+func sameValue(a, b *string) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
 // setNumeric records that a variable holds a number.
 func (st *shellState) setNumeric(name string) {
 	if st.numeric == nil {
@@ -220,7 +239,7 @@ func (st *shellState) snapshot() *varSnap {
 func (st *shellState) mergeMaybe(before *varSnap) {
 	for name, v := range st.vars {
 		old, had := before.vars[name]
-		if had && (old == nil && v == nil || old != nil && v != nil && *old == *v) &&
+		if had && sameValue(old, v) &&
 			before.numeric[name] == st.numeric[name] && before.unbounded[name] == st.unbounded[name] {
 			continue
 		}
@@ -236,10 +255,7 @@ func (st *shellState) mergeMaybe(before *varSnap) {
 		}
 		st.setUnbounded(name, unbounded)
 		if data {
-			if st.dataVars == nil {
-				st.dataVars = map[string]bool{}
-			}
-			st.dataVars[name] = true
+			setFlag(&st.dataVars, name, true)
 		}
 	}
 }
@@ -567,10 +583,7 @@ func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
 		}
 	}
 	for _, name := range funcNames(cmd) {
-		if st.maybeFuncs == nil {
-			st.maybeFuncs = map[string]bool{}
-		}
-		st.maybeFuncs[name] = true
+		setFlag(&st.maybeFuncs, name, true)
 		if len(assigns) > 0 {
 			if st.funcVars == nil {
 				st.funcVars = map[string][]string{}
@@ -579,14 +592,7 @@ func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
 		} else {
 			delete(st.funcVars, name)
 		}
-		if changesCwd {
-			if st.cwdFuncs == nil {
-				st.cwdFuncs = map[string]bool{}
-			}
-			st.cwdFuncs[name] = true
-		} else {
-			delete(st.cwdFuncs, name)
-		}
+		setFlag(&st.cwdFuncs, name, changesCwd)
 	}
 	for _, name := range funcNames(cmd) {
 		if st.cond == 0 && !piped {
@@ -767,14 +773,7 @@ func (c *checker) assign(a *syntax.Assign, st *shellState, persist bool) {
 		if a.Array != nil && !a.Naked && (!a.Append || hadArray) {
 			c.knownArray(a, st, oldArray)
 		}
-		if data {
-			if st.dataVars == nil {
-				st.dataVars = map[string]bool{}
-			}
-			st.dataVars[name] = true
-		} else {
-			delete(st.dataVars, name)
-		}
+		setFlag(&st.dataVars, name, data)
 		delete(st.numeric, name)
 		if a.Value != nil && len(a.Value.Parts) == 1 {
 			if _, ok := a.Value.Parts[0].(*syntax.ArithmExp); ok {
