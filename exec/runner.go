@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scopegate/scopegate/exec/netproxy"
 	"io"
 	"io/fs"
 	"os"
@@ -222,6 +223,11 @@ type Result struct {
 	Toolchains []string `json:"toolchains,omitempty"`
 	// Refused lists what was refused at run time.
 	Refused []policy.Violation `json:"refused,omitempty"`
+	// Network lists the connections the call's programs attempted, and
+	// NetworkMode what bounded them (netproxy.ModeNone, ModeProxy,
+	// ModeHost), for shell calls.
+	Network     []netproxy.Conn `json:"network,omitempty"`
+	NetworkMode string          `json:"network_mode,omitempty"`
 }
 
 // Runner runs allowed calls. It is safe for concurrent use.

@@ -331,8 +331,9 @@ func (s *Scope) roamSubdir(sub string) []Violation {
 		}
 		_ = i
 	}
-	return []Violation{{Reason: ReasonRoamNotInScope, Resource: clean, Rule: "org_roam_patterns.subdirectory",
-		Message: fmt.Sprintf("org-roam subdirectory %s is not in org_roam_patterns.subdirectory of this session's scope; the user can widen it with: %s --roam-subdirectory %s", quoteArg(clean), ExpandCommand, quoteArg(clean+"/**"))}}
+	w := Widening{Flag: "--roam-subdirectory", Value: clean + "/**"}
+	return []Violation{{Reason: ReasonRoamNotInScope, Resource: clean, Rule: "org_roam_patterns.subdirectory", Widen: []Widening{w},
+		Message: fmt.Sprintf("org-roam subdirectory %s is not in org_roam_patterns.subdirectory of this session's scope; the user can widen it with: %s", quoteArg(clean), ExpandHint(w))}}
 }
 
 // containsDotDot reports whether a slash-separated path has a .. element.
@@ -354,8 +355,9 @@ func (s *Scope) roamTags(tags []string) []Violation {
 			continue
 		}
 		if !listed(s.roam.Tags, t) {
-			vs = append(vs, Violation{Reason: ReasonRoamNotInScope, Resource: t, Rule: "org_roam_patterns.tags",
-				Message: fmt.Sprintf("tag %s is not in org_roam_patterns.tags of this session's scope; the user can widen it with: %s --roam-tag %s", quoteArg(t), ExpandCommand, quoteArg(t))})
+			w := Widening{Flag: "--roam-tag", Value: t}
+			vs = append(vs, Violation{Reason: ReasonRoamNotInScope, Resource: t, Rule: "org_roam_patterns.tags", Widen: []Widening{w},
+				Message: fmt.Sprintf("tag %s is not in org_roam_patterns.tags of this session's scope; the user can widen it with: %s", quoteArg(t), ExpandHint(w))})
 		}
 	}
 	return vs
@@ -369,8 +371,9 @@ func (s *Scope) roamNodes(tool string, ids ...string) []Violation {
 			return missing(tool, "node_id")
 		}
 		if !listed(s.roam.NodeIDs, id) {
-			vs = append(vs, Violation{Reason: ReasonRoamNotInScope, Resource: id, Rule: "org_roam_patterns.node_ids",
-				Message: fmt.Sprintf("org-roam node %s is not in org_roam_patterns.node_ids of this session's scope; the user can widen it with: %s --roam-node-id %s", quoteArg(id), ExpandCommand, quoteArg(id))})
+			w := Widening{Flag: "--roam-node-id", Value: id}
+			vs = append(vs, Violation{Reason: ReasonRoamNotInScope, Resource: id, Rule: "org_roam_patterns.node_ids", Widen: []Widening{w},
+				Message: fmt.Sprintf("org-roam node %s is not in org_roam_patterns.node_ids of this session's scope; the user can widen it with: %s", quoteArg(id), ExpandHint(w))})
 		}
 	}
 	return vs

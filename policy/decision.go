@@ -45,6 +45,9 @@ type Violation struct {
 	Resource string `json:"resource,omitempty"`
 	Rule     string `json:"rule,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Widen is the scope expansion that lifts this violation, where one
+	// does (see [Violation.Widenable]).
+	Widen []Widening `json:"widen,omitempty"`
 }
 
 // Decision is the outcome of [Scope.Decide]. A denied decision lists every

@@ -254,15 +254,15 @@ func (s *Scope) checkCanonical(abs, resolved string, info fs.FileInfo, access Ac
 				Message: fmt.Sprintf("%s%s is a file whose content git runs (%s); tool calls may never write it, so that a later git command cannot run planted code", describe(src), shown(abs, resolved), f)}}
 		}
 		if !inAny(s.write, abs) || !inAny(s.write, resolved) {
-			hint := expandHint("--write", abs, resolved, info, func(p string) bool { return inAny(s.write, p) })
-			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.write",
-				Message: fmt.Sprintf("%swriting %s is not in paths.write of this session's scope; the user can widen it with: %s", describe(src), shown(abs, resolved), hint)}}
+			ws := widenPath("--write", abs, resolved, info, func(p string) bool { return inAny(s.write, p) })
+			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.write", Widen: ws,
+				Message: fmt.Sprintf("%swriting %s is not in paths.write of this session's scope; the user can widen it with: %s", describe(src), shown(abs, resolved), ExpandHint(ws...))}}
 		}
 	} else {
 		if !(inAny(s.read, abs) || inAny(s.write, abs)) || !(inAny(s.read, resolved) || inAny(s.write, resolved)) {
-			hint := expandHint("--read", abs, resolved, info, func(p string) bool { return inAny(s.read, p) || inAny(s.write, p) })
-			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.read",
-				Message: fmt.Sprintf("%sreading %s is not in paths.read of this session's scope; the user can widen it with: %s", describe(src), shown(abs, resolved), hint)}}
+			ws := widenPath("--read", abs, resolved, info, func(p string) bool { return inAny(s.read, p) || inAny(s.write, p) })
+			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.read", Widen: ws,
+				Message: fmt.Sprintf("%sreading %s is not in paths.read of this session's scope; the user can widen it with: %s", describe(src), shown(abs, resolved), ExpandHint(ws...))}}
 		}
 	}
 	// A regular file with more than one hard link may have a name outside
@@ -392,19 +392,19 @@ func shown(abs, resolved string) string {
 // know the session branch of a decision insert its selector after it.
 const ExpandCommand = "scopegate scope expand"
 
-// expandHint is the command a denial message proposes: the narrowest
-// patterns that let the call's path through, for each of its spelling and
-// its resolution that the scope does not yet cover (info: the resolved
-// file's, when it exists).
-func expandHint(flag, abs, resolved string, info fs.FileInfo, covered func(string) bool) string {
-	hint := ExpandCommand
+// widenPath is the widening a denial proposes: the narrowest patterns that
+// let the call's path through, for each of its spelling and its resolution
+// that the scope does not yet cover (info: the resolved file's, when it
+// exists).
+func widenPath(flag, abs, resolved string, info fs.FileInfo, covered func(string) bool) []Widening {
+	var ws []Widening
 	if !covered(abs) && abs != resolved {
-		hint += " " + flag + " " + quoteArg(narrowest(abs, nil))
+		ws = append(ws, Widening{Flag: flag, Value: narrowest(abs, nil)})
 	}
 	if !covered(resolved) {
-		hint += " " + flag + " " + quoteArg(narrowest(resolved, info))
+		ws = append(ws, Widening{Flag: flag, Value: narrowest(resolved, info)})
 	}
-	return hint
+	return ws
 }
 
 // narrowest is the narrowest pattern that covers p: a directory and what is

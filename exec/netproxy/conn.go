@@ -1,0 +1,26 @@
+// Package netproxy is the way out of a confined program's network
+// namespace: the HTTP and SOCKS5 proxies and the DNS stub that the view's
+// helper listens on inside the namespace, and that dial out on the host
+// side once the scope allows the host and the address it resolves to. It
+// reports every connection a call's programs attempt, and never imports
+// gateway.
+package netproxy
+
+// Conn is one connection a call's programs attempted, as the call's result
+// and its tools.org entry list it (CONTRACT §3, §7).
+type Conn struct {
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Allowed bool   `json:"allowed"`
+	// Rule names what decided: the network entry that allowed it, or
+	// "network" when no entry did.
+	Rule string `json:"rule,omitempty"`
+}
+
+// The modes of a shell call's network, as its result names them
+// (CONTRACT §3): what was really applied.
+const (
+	ModeNone  = "none"  // a namespace with no way out
+	ModeProxy = "proxy" // only the listed hosts, through scopegate's proxies
+	ModeHost  = "host"  // the host's network (network: any)
+)

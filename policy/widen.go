@@ -1,0 +1,76 @@
+package policy
+
+import "strings"
+
+// Widening is one scope expansion that lifts a denial: a flag of
+// `scopegate scope expand` and its value (--read PATTERN, --allow-command
+// WORDS, --roam-tag TAG…).
+type Widening struct {
+	Flag  string `json:"flag"`
+	Value string `json:"value"`
+}
+
+// ExpandHint renders ws as the command a denial message proposes, without
+// the branch's selector (entry points insert it after [ExpandCommand]).
+func ExpandHint(ws ...Widening) string {
+	var b strings.Builder
+	b.WriteString(ExpandCommand)
+	for _, w := range ws {
+		b.WriteString(" " + w.Flag + " " + quoteArg(w.Value))
+	}
+	return b.String()
+}
+
+// Widenable reports whether a reason is a scope reason: one that a wider
+// scope can lift (CONTRACT §8). The other reasons are hard denials or
+// invalid input, which no widening lifts.
+func (r Reason) Widenable() bool {
+	switch r {
+	case ReasonPathNotInScope, ReasonCommandNotAllowed, ReasonRedirectNotInScope,
+		ReasonRoamNotInScope:
+		return true
+	}
+	return false
+}
+
+// Widenable reports whether a wider scope lifts v: a scope reason that
+// carries the widening that lifts it. A scope reason without one is a
+// denial no scope can lift (a protected root, a file with hard links, a
+// path that cannot be resolved).
+func (v Violation) Widenable() bool {
+	return v.Reason.Widenable() && len(v.Widen) > 0
+}
+
+// Widenable reports whether d is a denial that widening the scope would
+// lift: every violation is widenable. This is the one definition that
+// observe mode, suggestions, approvals and the hints share.
+func (d Decision) Widenable() bool {
+	if d.Allowed || len(d.Violations) == 0 {
+		return false
+	}
+	for _, v := range d.Violations {
+		if !v.Widenable() {
+			return false
+		}
+	}
+	return true
+}
+
+// Widenings lists the expansions that lift d, each once, in the order of
+// its violations; nil when d is not widenable.
+func (d Decision) Widenings() []Widening {
+	if !d.Widenable() {
+		return nil
+	}
+	var ws []Widening
+	seen := map[Widening]bool{}
+	for _, v := range d.Violations {
+		for _, w := range v.Widen {
+			if !seen[w] {
+				seen[w] = true
+				ws = append(ws, w)
+			}
+		}
+	}
+	return ws
+}

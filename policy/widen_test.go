@@ -1,0 +1,60 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/scopegate/scopegate/policy"
+)
+
+func TestWidenable(t *testing.T) {
+	dir := t.TempDir()
+	doc, err := policy.ParseDocument([]byte("paths:\n  read: [\"" + dir + "/**\"]\n  write: [\"" + dir + "/w/**\"]\n  deny: [\"**/.env\"]\nshell_commands:\n  allow: [ls]\n  deny: [\"rm -rf\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := policy.Env{Protected: []string{dir + "/sessions"}}
+	scope, err := policy.Compile(doc, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name      string
+		call      string
+		widenable bool
+		want      []policy.Widening
+	}{
+		{"read outside", `{"tool":"read_file","args":{"path":"/etc/hostname"}}`, true, []policy.Widening{{Flag: "--read", Value: "/etc/hostname"}}},
+		{"write outside", `{"tool":"write_file","args":{"path":"` + dir + `/x.txt","content":""}}`, true, []policy.Widening{{Flag: "--write", Value: dir + "/x.txt"}}},
+		{"command not allowed", `{"tool":"shell","args":{"command":"git status"}}`, true, []policy.Widening{{Flag: "--allow-command", Value: "git status"}}},
+		{"redirect", `{"tool":"shell","args":{"command":"ls > /var/tmp/out"}}`, true, []policy.Widening{{Flag: "--write", Value: "/var/tmp/out"}}},
+		{"two widenings", `{"tool":"shell","args":{"command":"cat /etc/hostname"}}`, true, []policy.Widening{{Flag: "--allow-command", Value: "cat"}, {Flag: "--read", Value: "/etc/hostname"}}},
+		{"paths.deny", `{"tool":"read_file","args":{"path":"` + dir + `/.env"}}`, false, nil},
+		{"deny command", `{"tool":"shell","args":{"command":"rm -rf w"}}`, false, nil},
+		{"protected root", `{"tool":"write_file","args":{"path":"` + dir + `/sessions/s/scope.yml","content":""}}`, false, nil},
+		{"one hard denial among widenable", `{"tool":"shell","args":{"command":"ls /etc; rm -rf w"}}`, false, nil},
+		{"parse error", `{"tool":"shell","args":{"command":"ls 'x"}}`, false, nil},
+		{"allowed", `{"tool":"shell","args":{"command":"ls"}}`, false, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			call, err := policy.ParseCall([]byte(tc.call))
+			if err != nil {
+				t.Fatal(err)
+			}
+			call.Cwd = dir
+			d := scope.Decide(call, env)
+			if got := d.Widenable(); got != tc.widenable {
+				t.Fatalf("Widenable() = %v, want %v (decision %+v)", got, tc.widenable, d)
+			}
+			got := d.Widenings()
+			if len(got) != len(tc.want) {
+				t.Fatalf("Widenings() = %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Fatalf("Widenings() = %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
