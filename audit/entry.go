@@ -90,6 +90,18 @@ type Entry struct {
 	// to the cap in tools.org (read back; set by the writer).
 	ArgsTruncated string `json:"args_truncated,omitempty"`
 	Error         string `json:"error,omitempty"`
+	// Offered is the widening a denied call was offered to the user with
+	// (`--read /p/x`), Channel how they were asked (mcp:elicitation,
+	// hook:ask) and Answer what they answered (once, session, deny,
+	// decline, cancel, timeout, error; ask when the agent's own dialog
+	// asked them).
+	Offered string `json:"offered,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	Answer  string `json:"answer,omitempty"`
+	// Approved is once or session when the call ran because the user
+	// approved it: under a one-time grant, or after the widening was
+	// applied to the branch.
+	Approved string `json:"approved,omitempty"`
 }
 
 // Keyword is the entry's headline keyword: its Status in capitals.

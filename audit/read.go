@@ -222,6 +222,10 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 		Confinement:   get("CONFINEMENT"),
 		ArgsTruncated: get("ARGS_TRUNCATED"),
 		Error:         get("ERROR"),
+		Offered:       get("OFFERED"),
+		Channel:       get("CHANNEL"),
+		Answer:        get("ANSWER"),
+		Approved:      get("APPROVED"),
 	}
 	if e.CallID == "" || e.Decision == "" {
 		return malformed(errors.New("no CALL_ID or DECISION property"))

@@ -79,6 +79,10 @@ func render(e *Entry, maxOutput int) []byte {
 		writeProp(&b, "ARGS_TRUNCATED", e.ArgsTruncated)
 	}
 	prop(&b, "ERROR", e.Error)
+	prop(&b, "OFFERED", e.Offered)
+	prop(&b, "CHANNEL", e.Channel)
+	prop(&b, "ANSWER", e.Answer)
+	prop(&b, "APPROVED", e.Approved)
 	b.WriteString(":END:\n")
 
 	if len(e.Args) > 0 {

@@ -35,6 +35,10 @@ type Target struct {
 	// Synced says that the caller synced the gateway's Watcher after the
 	// call arrived, so that the decision need not do it again.
 	Synced bool
+	// Ask, when set, is the channel through which a call denied for a
+	// scope reason is offered to the user (CONTRACT §9) before Call
+	// refuses it. Nil refuses as always.
+	Ask Asker
 }
 
 // Via names an entry point: the via label of the metrics (CONTRACT §6).
@@ -108,8 +112,22 @@ func (g *Gateway) scopePath(t Target) string {
 }
 
 // decide is the one decision path of every entry point; ex says who will
-// run the call.
+// run the call. The decision is counted.
 func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decision {
+	out := g.decideWith(t, call, ex, nil)
+	g.observe(t, call, out)
+	return out
+}
+
+// observe counts a decision (once per call, whatever was asked on the way).
+func (g *Gateway) observe(t Target, call policy.Call, dec decision) {
+	g.opts.Observer.ObserveDecision(call.Tool, dec.d.Allowed, string(dec.d.Reason), t.via())
+}
+
+// decideWith decides call without counting it. With grant, the call is
+// decided against the branch's scope widened by grant (a one-time grant),
+// never written to scope.yml.
+func (g *Gateway) decideWith(t Target, call policy.Call, ex policy.Execution, grant []policy.Widening) decision {
 	start := time.Now()
 	// Once per call: every file read below is then as fresh as the call.
 	if !t.Synced {
@@ -133,6 +151,9 @@ func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decisi
 	env.Execution = ex
 	out := decision{env: env}
 	sc, err := g.loadScope(g.scopePath(t), env)
+	if err == nil && grant != nil {
+		sc, err = g.widened(g.scopePath(t), env, grant)
+	}
 	if err != nil {
 		out.d = DenyFor(call.Tool, err)
 	} else {
@@ -151,8 +172,28 @@ func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decisi
 		g.selectHints(&out.d, t.BranchDir)
 	}
 	g.opts.Observer.ObserveDecisionDuration(time.Since(start).Seconds())
-	g.opts.Observer.ObserveDecision(call.Tool, out.d.Allowed, string(out.d.Reason), t.via())
 	return out
+}
+
+// widened compiles the scope file widened by a grant's widenings.
+func (g *Gateway) widened(path string, env policy.Env, ws []policy.Widening) (*policy.Scope, error) {
+	x, err := expansionOf(ws)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", policy.ErrInvalidScope, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: read %s: %v", policy.ErrInvalidScope, path, err)
+	}
+	doc, err := policy.ParseDocument(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sc, err := policy.Compile(widenDocument(doc, x), env)
+	if err != nil {
+		return nil, fmt.Errorf("%s widened by a grant: %w", path, err)
+	}
+	return sc, nil
 }
 
 // Check decides a call without running it. On a branch the decision is
@@ -197,6 +238,9 @@ type runOptions struct {
 	mode string
 	// stdout and stderr receive a shell call's output as it comes.
 	stdout, stderr io.Writer
+	// grant says that the call may run under the one-time grant stored
+	// under its call id (claimed, and so spent, whatever the decision).
+	grant bool
 }
 
 func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOptions) (CallResult, error) {
@@ -215,10 +259,21 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	if res.CallID == "" {
 		res.CallID = audit.NewCallID(now)
 	}
-	dec := g.decide(t, call, policy.ExecutionConfined)
+	dec := g.decideWith(t, call, policy.ExecutionConfined, nil)
+	var ap approval
+	if ro.grant {
+		// The grant is spent by this run whether it is needed or not.
+		if granted, grant, ok := g.granted(t, call, dec, res.CallID); ok && !dec.d.Allowed {
+			dec, ap = granted, approval{approved: AnswerOnce, answer: AnswerOnce, channel: grant.Channel}
+		}
+	} else if !dec.d.Allowed {
+		dec, ap = g.offer(ctx, t, call, dec, res.CallID)
+	}
+	g.observe(t, call, dec)
 	res.Decision = dec.d
 	e := g.entry(res.CallID, now, call, dec)
 	e.Mode, e.AgentTool = t.callMode(), t.AgentTool
+	e.Offered, e.Channel, e.Answer, e.Approved = ap.offered, ap.channel, ap.answer, ap.approved
 	if ro.mode != "" {
 		e.Mode = ro.mode
 	}

@@ -34,6 +34,11 @@ type Observer interface {
 	InflightInc()
 	InflightDec()
 	AuditWriteError()
+	// ObserveApproval counts an answer to an offer (CONTRACT §9).
+	ObserveApproval(answer string)
+	// ScopeExpansion counts one entry added to a scope section
+	// ("paths.read") by an approval.
+	ScopeExpansion(section string)
 }
 
 // Options configure a Gateway. The zero value works: no protected roots, no
@@ -319,6 +324,8 @@ func (nopObserver) ScopeLoadError()                              {}
 func (nopObserver) InflightInc()                                 {}
 func (nopObserver) InflightDec()                                 {}
 func (nopObserver) AuditWriteError()                             {}
+func (nopObserver) ObserveApproval(string)                       {}
+func (nopObserver) ScopeExpansion(string)                        {}
 
 // protectedNow is the gateway's protected roots as they are now (after
 // syncFiles). A sessions root that also holds directories that are not

@@ -45,30 +45,35 @@ func StoreCall(branchDir, callID string, call policy.Call) error {
 	if !validCallID(callID) {
 		return fmt.Errorf("store call: invalid call id %q", callID)
 	}
-	dir := filepath.Join(branchDir, StoredCallsDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("store call: %w", err)
-	}
 	data, err := json.Marshal(call)
 	if err != nil {
 		return fmt.Errorf("store call: %w", err)
 	}
+	if err := writeStored(filepath.Join(branchDir, StoredCallsDir), callID+".json", data); err != nil {
+		return fmt.Errorf("store call: %w", err)
+	}
+	return nil
+}
+
+// writeStored writes data as dir/name atomically (temp file, rename), the
+// directory made 0700 and the file readable only by the owner.
+func writeStored(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
-		return fmt.Errorf("store call: %w", err)
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("store call: %w", err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("store call: %w", err)
+		return err
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, callID+".json")); err != nil {
-		return fmt.Errorf("store call: %w", err)
-	}
-	return nil
+	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }
 
 // claimCall takes the stored call callID for running: the file is renamed

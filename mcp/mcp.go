@@ -3,7 +3,9 @@
 // the branch's scope.yml and tools.org as read-only resources. Every tool
 // call goes through the gateway like any call — decided, run confined,
 // audited (:MODE: mcp), counted with via="mcp" — whichever transport
-// carries it (stdio for `scopegate mcp`, Streamable HTTP in serve).
+// carries it (stdio for `scopegate mcp`, Streamable HTTP in serve). A call
+// denied for a scope reason is offered to the user through elicitation
+// when the client declared it (elicit.go).
 package mcp
 
 import (
@@ -36,6 +38,12 @@ type Options struct {
 	// ProgressEvery is the interval of progress notifications of a
 	// running shell call (default 1s).
 	ProgressEvery time.Duration
+	// Approvals offers a call denied for a scope reason to the user when
+	// the client declared elicitation (config.yml approvals: ask).
+	Approvals bool
+	// ApprovalTimeout bounds the wait for an answer (default
+	// DefaultApprovalTimeout); no answer in time is a denial.
+	ApprovalTimeout time.Duration
 }
 
 // NewServer returns an MCP server of one session branch.
@@ -123,7 +131,7 @@ func (o Options) handler(spec policy.ToolSpec) sdk.ToolHandler {
 				defer stop()
 			}
 		}
-		res, err := o.Gateway.Call(ctx, gateway.Target{BranchDir: o.BranchDir, Via: gateway.ViaMCP},
+		res, err := o.Gateway.Call(ctx, gateway.Target{BranchDir: o.BranchDir, Via: gateway.ViaMCP, Ask: o.asker(req.Session)},
 			policy.Call{Tool: spec.Name, Args: raw})
 		if err != nil && res.CallID == "" {
 			return nil, fmt.Errorf("scopegate: %w", err)

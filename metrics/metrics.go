@@ -46,6 +46,12 @@ func Reasons() []string {
 // Vias are the entry points a decision can come through (the via label).
 func Vias() []string { return []string{"cli", "http", "hook", "mcp"} }
 
+// Answers are the answers to an approval offer (CONTRACT §9), the answer
+// label of scopegate_approvals_total; keep in sync with gateway.Answers.
+func Answers() []string {
+	return []string{"once", "session", "deny", "decline", "cancel", "timeout", "error", "ask"}
+}
+
 // Sections are the scope.yml lists a scope expansion can add to.
 func Sections() []string {
 	return []string{
@@ -69,6 +75,7 @@ type Metrics struct {
 	scopeLoadErrors  prometheus.Counter
 	inflight         prometheus.Gauge
 	auditWriteErrors prometheus.Counter
+	approvals        *prometheus.CounterVec
 }
 
 // New returns the metrics in a new registry, every bounded label
@@ -114,9 +121,13 @@ func New(o Options) *Metrics {
 			Name: "scopegate_audit_write_errors_total",
 			Help: "tools.org entries that could not be written.",
 		}),
+		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "scopegate_approvals_total",
+			Help: "Denied calls offered to the user, by answer (once and session let the call run).",
+		}, []string{"answer"}),
 	}
 	m.reg.MustRegister(m.toolCalls, m.denials, m.callDuration, m.decisionDuration,
-		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors)
+		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors, m.approvals)
 
 	for _, tool := range append(slices.Clone(m.tools), Unknown) {
 		m.callDuration.WithLabelValues(tool)
@@ -132,6 +143,9 @@ func New(o Options) *Metrics {
 	}
 	for _, s := range append(slices.Clone(m.sections), Unknown) {
 		m.scopeExpansions.WithLabelValues(s)
+	}
+	for _, a := range append(Answers(), Unknown) {
+		m.approvals.WithLabelValues(a)
 	}
 	return m
 }
@@ -191,6 +205,11 @@ func (m *Metrics) InflightDec() { m.inflight.Dec() }
 
 // AuditWriteError counts a tools.org entry that could not be written.
 func (m *Metrics) AuditWriteError() { m.auditWriteErrors.Inc() }
+
+// ObserveApproval counts one answer to an approval offer.
+func (m *Metrics) ObserveApproval(answer string) {
+	m.approvals.WithLabelValues(bound(answer, Answers())).Inc()
+}
 
 // Registry is the registry holding the metrics, for callers that add
 // collectors of their own.

@@ -102,6 +102,7 @@ func TestExactlyTheContractMetrics(t *testing.T) {
 		"scopegate_scope_load_errors_total":   "counter",
 		"scopegate_inflight_calls":            "gauge",
 		"scopegate_audit_write_errors_total":  "counter",
+		"scopegate_approvals_total":           "counter",
 	}
 	got := map[string]string{}
 	for _, line := range strings.Split(text, "\n") {
@@ -152,5 +153,22 @@ func BenchmarkObserveDecision(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.ObserveDecision("shell", false, "command_not_allowed", "cli")
+	}
+}
+
+func TestApprovalsBounded(t *testing.T) {
+	m := metrics.New(metrics.Options{})
+	m.ObserveApproval("once")
+	m.ObserveApproval("once")
+	m.ObserveApproval("/etc/passwd")
+	text := scrape(t, m)
+	for _, want := range []string{`scopegate_approvals_total{answer="once"} 2`, `scopegate_approvals_total{answer="unknown"} 1`,
+		`scopegate_approvals_total{answer="session"} 0`, `scopegate_approvals_total{answer="timeout"} 0`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("scrape lacks %s", want)
+		}
+	}
+	if strings.Contains(text, "/etc/passwd") {
+		t.Error("an unbounded answer leaked into the scrape")
 	}
 }
