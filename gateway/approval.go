@@ -180,17 +180,6 @@ func widenDocument(doc policy.Document, x sessions.Expansion) policy.Document {
 	return doc
 }
 
-// expansionSections are the scope.yml lists an expansion adds to, with how
-// many values, for the scope-expansion metric.
-func expansionSections(x sessions.Expansion) map[string]int {
-	return map[string]int{
-		"paths.read": len(x.Read), "paths.write": len(x.Write),
-		"shell_commands.allow":           len(x.AllowCommands),
-		"org_roam_patterns.subdirectory": len(x.RoamSubdirectories),
-		"org_roam_patterns.tags":         len(x.RoamTags), "org_roam_patterns.node_ids": len(x.RoamNodeIDs),
-	}
-}
-
 // offer puts a widenable denial to the user through t.Ask and acts on the
 // answer: once runs the call under a one-time grant bound to callID,
 // session widens the branch (an audited scope change naming the channel)
