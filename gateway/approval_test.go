@@ -171,4 +171,3 @@ func TestApprovalsNeverOfferHardDenials(t *testing.T) {
 		t.Errorf("hard denials offered: %+v", ask.offers)
 	}
 }
-
