@@ -434,13 +434,7 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 			out.result = exec.Result{ExitCode: exec.ExitRefused, Stderr: "scopegate: " + err.Error(), Refused: denied.Violations}
 			return out
 		}
-		if call.Tool == policy.ToolShell && ctx.Err() == nil {
-			return failed(err)
-		}
-		out := failed(err)
-		out.exitCode = 1
-		out.result = exec.Result{ExitCode: 1, Stderr: err.Error()}
-		return out
+		return failed(err)
 	}
 	out := outcome{result: res, exitCode: res.ExitCode, stdout: res.Stdout, stderr: res.Stderr,
 		confinement: res.Confinement}
