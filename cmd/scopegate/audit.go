@@ -48,7 +48,7 @@ Entries made by check (decision only) are marked "(check)".`,
 				return err
 			}
 			f.Warn = func(err error) { fmt.Fprintln(a.stderr, "scopegate: warning: tools.org: "+oneLine(err.Error())) }
-			entries, err := audit.ReadFile(filepath.Join(dir, "tools.org"), f)
+			entries, err := audit.ReadFile(filepath.Join(dir, audit.LogFile), f)
 			if err != nil {
 				return err
 			}
