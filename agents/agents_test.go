@@ -157,3 +157,60 @@ func TestAnswers(t *testing.T) {
 		t.Errorf("claude ask: %v", d)
 	}
 }
+
+func TestAsksUser(t *testing.T) {
+	for _, tt := range []struct {
+		agent, mode string
+		want        bool
+	}{
+		{agents.ClaudeCode, `"default"`, true},
+		{agents.ClaudeCode, `"acceptEdits"`, true},
+		{agents.ClaudeCode, `"plan"`, true},
+		{agents.ClaudeCode, `"bypassPermissions"`, false},
+		{agents.ClaudeCode, `"dontAsk"`, false},
+		{agents.ClaudeCode, `"auto"`, false},
+		{agents.ClaudeCode, `"Default"`, false},
+		{agents.ClaudeCode, `""`, false},
+		{agents.ClaudeCode, ``, false},
+		{agents.ClaudeCode, `null`, false},
+		{agents.ClaudeCode, `1`, false},
+		{agents.Codex, `"default"`, false},
+	} {
+		raw := `{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/x"}`
+		if tt.mode != "" {
+			raw += `,"permission_mode":` + tt.mode
+		}
+		in, err := agents.ParseInput([]byte(raw + "}"))
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if got := agents.AsksUser(tt.agent, in); got != tt.want {
+			t.Errorf("AsksUser(%s, permission_mode %s) = %v, want %v", tt.agent, tt.mode, got, tt.want)
+		}
+	}
+}
+
+func TestAskRewrite(t *testing.T) {
+	a, err := agents.AskRewrite(agents.ClaudeCode, json.RawMessage(`{"command":"curl x","description":"fetch"}`), "/bin/scopegate exec --call X", "needs --allow-command curl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		H map[string]any `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(a.Stdout, &out); err != nil {
+		t.Fatal(err)
+	}
+	upd, _ := out.H["updatedInput"].(map[string]any)
+	if out.H["permissionDecision"] != "ask" || out.H["permissionDecisionReason"] != "needs --allow-command curl" ||
+		upd["command"] != "/bin/scopegate exec --call X" || upd["description"] != "fetch" {
+		t.Errorf("ask rewrite: %v", out.H)
+	}
+	c, err := agents.AskRewrite(agents.Codex, json.RawMessage(`{"command":"curl x"}`), "/bin/scopegate exec --call X", "why")
+	if err != nil || !strings.Contains(string(c.Stdout), `"deny"`) || strings.Contains(string(c.Stdout), "exec --call") {
+		t.Errorf("codex ask rewrite: %s %v, want a deny without the rewrite", c.Stdout, err)
+	}
+	if _, err := agents.AskRewrite(agents.ClaudeCode, json.RawMessage(`[1]`), "x", "why"); err == nil {
+		t.Error("AskRewrite of a non-object tool_input succeeded")
+	}
+}

@@ -12,6 +12,11 @@ const (
 	DecisionAllowed     = "allowed"
 	DecisionDenied      = "denied"
 	DecisionInterrupted = "interrupted"
+	// DecisionAsked marks a hook's decision left to the agent's own
+	// permission dialog (an offer through Claude Code's "ask"): whether the
+	// user let the call run is the agent's to know; a shell call that ran
+	// has an exec entry of its own.
+	DecisionAsked = "asked"
 	// DecisionExpanded marks a scope change (not a tool call): who widened
 	// the branch's scope, and with what.
 	DecisionExpanded = "expanded"
@@ -119,6 +124,7 @@ const (
 	StatusDenied      = "denied"
 	StatusError       = "error"
 	StatusInterrupted = "interrupted"
+	StatusAsked       = "asked"
 )
 
 // Status is the one word that sums an entry up, the same in its heading, in
@@ -130,6 +136,8 @@ func (e *Entry) Status() string {
 		return StatusInterrupted
 	case DecisionDenied:
 		return StatusDenied
+	case DecisionAsked:
+		return StatusAsked
 	case DecisionExpanded:
 		return DecisionExpanded
 	case DecisionAllowed:

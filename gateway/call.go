@@ -200,15 +200,31 @@ func (g *Gateway) widened(path string, env policy.Env, ws []policy.Widening) (*p
 // audited in tools.org (:MODE: check); with a bare scope file nothing is
 // written.
 func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallResult, error) {
+	res, _, err := g.check(ctx, t, call, "")
+	return res, err
+}
+
+// check is Check; with a channel, a denial that may be offered is recorded
+// as left to the user through that channel (:DECISION: asked) and its
+// widenings returned.
+func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, channel string) (CallResult, []policy.Widening, error) {
 	now := g.opts.Now()
 	res := CallResult{CallID: audit.NewCallID(now)}
 	dec := g.decide(t, call, t.checkExecution(call))
 	res.Decision = dec.d
 	if t.BranchDir == "" {
-		return res, nil
+		return res, nil, nil
 	}
 	e := g.entry(res.CallID, now, call, dec)
 	e.Mode, e.AgentTool = t.checkMode(), t.AgentTool
+	var ws []policy.Widening
+	if channel != "" && !dec.d.Allowed {
+		if ws = offerable(dec.d); ws != nil {
+			o := Offer{Call: call, Decision: dec.d, Widenings: ws}
+			e.Decision, e.Offered, e.Channel, e.Answer = audit.DecisionAsked, o.Widening(), channel, AnswerAsk
+			g.opts.Observer.ObserveApproval(AnswerAsk)
+		}
+	}
 	log := g.log(t.BranchDir)
 	// A check changes nothing: its entry is written (and survives the
 	// process) before the answer, but not forced to the disk; call entries,
@@ -216,9 +232,9 @@ func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallRe
 	log.NoSync = true
 	if err := log.Append(ctx, e); err != nil {
 		g.opts.Observer.AuditWriteError()
-		return res, fmt.Errorf("audit: %w", err)
+		return res, nil, fmt.Errorf("audit: %w", err)
 	}
-	return res, nil
+	return res, ws, nil
 }
 
 // Call decides a call on a session branch and, when allowed, runs it

@@ -34,13 +34,17 @@ type Grant struct {
 }
 
 // CallSum identifies a call for a grant: the SHA-256 of its tool,
-// arguments and cwd.
+// arguments (as a JSON value, whatever their spelling) and cwd.
 func CallSum(c policy.Call) string {
+	var args any
+	if json.Unmarshal(c.Args, &args) != nil {
+		args = string(c.Args)
+	}
 	data, _ := json.Marshal(struct {
-		Tool string          `json:"tool"`
-		Args json.RawMessage `json:"args"`
-		Cwd  string          `json:"cwd"`
-	}{c.Tool, c.Args, c.Cwd})
+		Tool string `json:"tool"`
+		Args any    `json:"args"`
+		Cwd  string `json:"cwd"`
+	}{c.Tool, args, c.Cwd})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 
 	"github.com/scopegate/scopegate/agents"
+	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/profiles"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -42,6 +43,10 @@ type HookOptions struct {
 	// (`/abs/scopegate exec --session ID --branch B --call CALL_ID`).
 	// Required for shell calls to be allowed.
 	ExecCommand func(sessionID, branch, callID string) string
+	// Approvals leaves a call denied for a scope reason to the agent's own
+	// permission dialog where it will ask its user (config.yml approvals:
+	// ask); otherwise it is denied.
+	Approvals bool
 }
 
 // HookSessionID is the scopegate session id of an agent's session id: the
@@ -95,17 +100,28 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 		return agents.Answer{}, err
 	}
 	t := Target{BranchDir: branchDir, Via: ViaHook, AgentTool: in.ToolName}
+	// A call denied for a scope reason is left to the user where the agent
+	// will ask one (CONTRACT §9); everywhere else it is denied.
+	channel := ""
+	if o.Approvals && agents.AsksUser(agent, in) {
+		channel = ChannelHookAsk
+	}
 	var last CallResult
+	var widen []policy.Widening
 	for _, c := range m.Calls {
 		c.Cwd = in.Cwd
-		res, err := g.Check(ctx, t, c)
+		res, ws, err := g.check(ctx, t, c, channel)
 		if err != nil {
 			return agents.Answer{}, fmt.Errorf("could not record the decision: %w", err)
 		}
-		if !res.Decision.Allowed {
+		if !res.Decision.Allowed && ws == nil {
 			return agents.Deny(agent, res.Decision.Message), nil
 		}
+		widen = append(widen, ws...)
 		last = res
+	}
+	if widen != nil {
+		return g.hookAsk(agent, in, m, branchDir, last, widen, o)
 	}
 	if m.Kind == agents.KindFiles {
 		return agents.Allow(agent), nil
@@ -119,6 +135,33 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 		return agents.Answer{}, err
 	}
 	return agents.Rewrite(agent, in.ToolInput, o.ExecCommand(id, filepath.Base(branchDir), last.CallID))
+}
+
+// hookAsk answers a call denied for a scope reason with the agent's own
+// permission dialog, naming the widening. A file tool is performed by the
+// agent once the user approves; a shell command is stored with a one-time
+// grant under its call id and rewritten to the `scopegate exec` of that id,
+// so that approving runs exactly this call, once, confined.
+func (g *Gateway) hookAsk(agent string, in agents.Input, m agents.Mapping, branchDir string, last CallResult, ws []policy.Widening, o HookOptions) (agents.Answer, error) {
+	o1 := Offer{Call: m.Calls[0], Decision: last.Decision, Widenings: ws}
+	if m.Kind == agents.KindFiles {
+		return agents.Ask(agent, fmt.Sprintf("scopegate: %s is outside this session's scope. Approve to let it run once (the scope stays as it is); "+
+			"to allow it for the session: scopegate scope expand %s %s", o1.Summary(), g.selector(branchDir), o1.Widening())), nil
+	}
+	if o.ExecCommand == nil {
+		return agents.Answer{}, errors.New("no exec command to run shell calls through")
+	}
+	call := m.Calls[0]
+	call.Cwd = in.Cwd
+	if err := StoreCall(branchDir, last.CallID, call); err != nil {
+		return agents.Answer{}, err
+	}
+	if err := StoreGrant(branchDir, Grant{CallID: last.CallID, Call: CallSum(call), Widenings: ws, Channel: ChannelHookAsk}); err != nil {
+		return agents.Answer{}, err
+	}
+	reason := fmt.Sprintf("scopegate: %s is outside this session's scope (it needs %s). Approve to run exactly this command once, "+
+		"confined, through scopegate exec under a one-time grant (the scope stays as it is)", o1.Summary(), o1.Widening())
+	return agents.AskRewrite(agent, in.ToolInput, o.ExecCommand(HookSessionID(in.SessionID), filepath.Base(branchDir), last.CallID), reason)
 }
 
 // hookSession returns the branch directory of session id, creating the

@@ -107,7 +107,9 @@ func claimCall(branchDir, callID string) (policy.Call, error) {
 // it is decided again against the scope as it is now, then run exactly as
 // Call runs it, its output copied to stdout and stderr as it comes, and
 // recorded in tools.org under the same call id (:MODE: exec). A call id runs
-// once; an unknown or spent one is ErrCallNotFound.
+// once; an unknown or spent one is ErrCallNotFound. A one-time grant stored
+// under the same id (the user approved the call in the agent's dialog) is
+// spent by this run and lets it run under the widening granted.
 func (g *Gateway) Exec(ctx context.Context, t Target, callID string, stdout, stderr io.Writer) (CallResult, error) {
 	if t.BranchDir == "" {
 		return CallResult{}, ErrNoBranch
@@ -120,5 +122,5 @@ func (g *Gateway) Exec(ctx context.Context, t Target, callID string, stdout, std
 		return CallResult{}, fmt.Errorf("call %s is a %s call; exec runs shell calls", callID, call.Tool)
 	}
 	t.Via = ViaHook
-	return g.call(ctx, t, call, runOptions{callID: callID, mode: audit.ModeExec, stdout: stdout, stderr: stderr})
+	return g.call(ctx, t, call, runOptions{callID: callID, mode: audit.ModeExec, stdout: stdout, stderr: stderr, grant: true})
 }

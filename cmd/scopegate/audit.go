@@ -27,15 +27,16 @@ func newAuditCmd(a *app) *cobra.Command {
 		Short: "List the audited decisions of a session branch (its tools.org)",
 		Long: `List the entries of a session branch's tools.org, oldest first: one line per
 decision with its status (allowed, denied, error for a call that ran and
-failed or exited non-zero, interrupted), the command's exit code and a summary.
+failed or exited non-zero, interrupted, asked for a call left to the agent's
+permission dialog), the command's exit code and a summary.
 Entries made by check (decision only) are marked "(check)".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := audit.Filter{Decision: decision}
 			switch decision {
-			case "", audit.StatusAllowed, audit.StatusDenied, audit.StatusError, audit.StatusInterrupted:
+			case "", audit.StatusAllowed, audit.StatusDenied, audit.StatusError, audit.StatusInterrupted, audit.StatusAsked:
 			default:
-				return usageErr("--decision %q: want allowed, denied, error or interrupted", decision)
+				return usageErr("--decision %q: want allowed, denied, error, interrupted or asked", decision)
 			}
 			if since != "" {
 				t, err := parseSince(since, time.Now())
