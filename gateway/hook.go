@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/scopegate/scopegate/agents"
 	"github.com/scopegate/scopegate/policy"
@@ -144,9 +145,12 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 // so that approving runs exactly this call, once, confined.
 func (g *Gateway) hookAsk(agent string, in agents.Input, m agents.Mapping, branchDir string, last CallResult, ws []policy.Widening, o HookOptions) (agents.Answer, error) {
 	o1 := Offer{Call: m.Calls[0], Decision: last.Decision, Widenings: ws}
+	// The reason leads with the denial, so that where nobody answers (a
+	// headless run refuses the call with it) the model reads what it would
+	// have read without approvals.
 	if m.Kind == agents.KindFiles {
-		return agents.Ask(agent, fmt.Sprintf("scopegate: %s is outside this session's scope. Approve to let it run once (the scope stays as it is); "+
-			"to allow it for the session: scopegate scope expand %s %s", o1.Summary(), g.selector(branchDir), o1.Widening())), nil
+		return agents.Ask(agent, fmt.Sprintf("%s. scopegate asks: approve to let this call run once (it needs %s; the scope stays as it is)",
+			strings.TrimSuffix(last.Decision.Message, "."), o1.Widening())), nil
 	}
 	if o.ExecCommand == nil {
 		return agents.Answer{}, errors.New("no exec command to run shell calls through")
@@ -159,8 +163,8 @@ func (g *Gateway) hookAsk(agent string, in agents.Input, m agents.Mapping, branc
 	if err := StoreGrant(branchDir, Grant{CallID: last.CallID, Call: CallSum(call), Widenings: ws, Channel: ChannelHookAsk}); err != nil {
 		return agents.Answer{}, err
 	}
-	reason := fmt.Sprintf("scopegate: %s is outside this session's scope (it needs %s). Approve to run exactly this command once, "+
-		"confined, through scopegate exec under a one-time grant (the scope stays as it is)", o1.Summary(), o1.Widening())
+	reason := fmt.Sprintf("%s. scopegate asks: approve to run exactly this command once, confined, through scopegate exec "+
+		"under a one-time grant (it needs %s; the scope stays as it is)", strings.TrimSuffix(last.Decision.Message, "."), o1.Widening())
 	return agents.AskRewrite(agent, in.ToolInput, o.ExecCommand(HookSessionID(in.SessionID), filepath.Base(branchDir), last.CallID), reason)
 }
 
