@@ -245,3 +245,23 @@ func (g *Gateway) granted(t Target, call policy.Call, dec decision, callID strin
 	again := g.decideWith(t, call, policy.ExecutionConfined, grant.Widenings)
 	return again, grant, again.d.Allowed
 }
+
+// Offerable decides call on t's branch without running, recording or
+// counting it, and returns the offer a client would put to its user: for
+// channels that ask first and call again with the answer (MCP's
+// multi-round-trip requests). ok is false when the call would not be
+// offered (allowed, or not a widenable denial).
+func (g *Gateway) Offerable(t Target, call policy.Call) (Offer, bool) {
+	if t.BranchDir == "" {
+		return Offer{}, false
+	}
+	dec := g.decideWith(t, call, policy.ExecutionConfined, nil)
+	if dec.d.Allowed {
+		return Offer{}, false
+	}
+	ws := offerable(dec.d)
+	if ws == nil {
+		return Offer{}, false
+	}
+	return Offer{Call: call, Decision: dec.d, Widenings: ws}, true
+}

@@ -44,25 +44,20 @@ type elicitation struct {
 	timeout time.Duration
 }
 
-// asker is the channel of ss when its client declared form elicitation on
-// a protocol version where the server may ask during a call; nil
-// otherwise (denials are refused as always).
-func (o Options) asker(ss *sdk.ServerSession) gateway.Asker {
+// elicits reports whether the client of ss declared form elicitation, and
+// whether it speaks newProtocol or later (offers as input requests).
+func (o Options) elicits(ss *sdk.ServerSession) (ok, roundTrip bool) {
 	if !o.Approvals || ss == nil {
-		return nil
+		return false, false
 	}
 	ip := ss.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil || ip.ProtocolVersion >= newProtocol {
-		return nil
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return false, false
 	}
 	if caps := ip.Capabilities.Elicitation; caps.Form == nil && caps.URL != nil {
-		return nil
+		return false, false
 	}
-	timeout := o.ApprovalTimeout
-	if timeout <= 0 {
-		timeout = DefaultApprovalTimeout
-	}
-	return elicitation{ss: ss, timeout: timeout}
+	return true, ip.ProtocolVersion >= newProtocol
 }
 
 // Channel names the channel in tools.org and scope changes.
@@ -80,6 +75,11 @@ func (e elicitation) Ask(ctx context.Context, o gateway.Offer) string {
 	case err != nil:
 		return gateway.AnswerError
 	}
+	return answerOf(res)
+}
+
+// answerOf maps a client's elicitation result to an answer.
+func answerOf(res *sdk.ElicitResult) string {
 	switch res.Action {
 	case "accept":
 		switch a, _ := res.Content["answer"].(string); a {

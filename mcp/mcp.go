@@ -46,6 +46,9 @@ type Options struct {
 	// ApprovalTimeout bounds the wait for an answer (default
 	// DefaultApprovalTimeout); no answer in time is a denial.
 	ApprovalTimeout time.Duration
+
+	// seal seals the request states of offers made as input requests.
+	seal *sealer
 }
 
 // NewServer returns an MCP server of one session branch.
@@ -53,6 +56,7 @@ func NewServer(o Options) *sdk.Server {
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = time.Second
 	}
+	o.seal = newSealer()
 	s := sdk.NewServer(&sdk.Implementation{Name: "scopegate", Title: "scopegate", Version: o.Version},
 		&sdk.ServerOptions{
 			Instructions: "Every tool call is decided against this session's scope.yml and run confined; " +
@@ -133,8 +137,18 @@ func (o Options) handler(spec policy.ToolSpec) sdk.ToolHandler {
 				defer stop()
 			}
 		}
-		res, err := o.Gateway.Call(ctx, gateway.Target{BranchDir: o.BranchDir, Via: gateway.ViaMCP, Ask: o.asker(req.Session)},
-			policy.Call{Tool: spec.Name, Args: raw})
+		t := gateway.Target{BranchDir: o.BranchDir, Via: gateway.ViaMCP}
+		c := policy.Call{Tool: spec.Name, Args: raw}
+		switch ok, roundTrip := o.elicits(req.Session); {
+		case ok && roundTrip:
+			var offer *sdk.CallToolResult
+			if offer, t.Ask = o.roundTrip(t, c, req.Params); offer != nil {
+				return offer, nil
+			}
+		case ok:
+			t.Ask = elicitation{ss: req.Session, timeout: o.timeout()}
+		}
+		res, err := o.Gateway.Call(ctx, t, c)
 		if err != nil && res.CallID == "" {
 			return nil, fmt.Errorf("scopegate: %w", err)
 		}
