@@ -469,13 +469,7 @@ func (r *Runner) view(tmp string) (*view, error) {
 	}
 	// The roots below /tmp are carried into the private /tmp; a root that
 	// holds /tmp (a scope reading /**) sees the private one instead.
-	var below []string
-	for _, root := range append(append(slices.Clone(r.readRts), r.writeRts...), tmp) {
-		if within(root, privateTmp) && root != privateTmp {
-			below = append(below, root)
-		}
-	}
-	v.Carry = outermost(below)
+	v.Carry = outermost(belowTmp(append(append(slices.Clone(r.readRts), r.writeRts...), tmp)))
 	writable := append(slices.Clone(r.writeRts), tmp)
 	for _, root := range outermost(r.readRts) {
 		if root == "/" || slices.ContainsFunc(writable, func(w string) bool { return within(root, w) }) {
@@ -492,6 +486,18 @@ func (r *Runner) view(tmp string) (*view, error) {
 		return nil, fmt.Errorf("%w: %d denied paths to mask (%d bytes of rules, at most %d)", ErrDenyWalkTooBig, len(v.Masks), n, maxViewJSON)
 	}
 	return v, nil
+}
+
+// belowTmp returns the roots strictly below the private /tmp: those the
+// view carries into it.
+func belowTmp(roots []string) []string {
+	var below []string
+	for _, root := range roots {
+		if within(root, privateTmp) && root != privateTmp {
+			below = append(below, root)
+		}
+	}
+	return below
 }
 
 // viewSize is about the JSON size of v.
