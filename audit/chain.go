@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -42,10 +43,10 @@ const (
 const headMagic = "scopegate-chain 1"
 
 // headLen is the length of the head file: one line of fixed width,
-// "scopegate-chain 1 SEQ VALUE SIZE CRC\n", SEQ and SIZE as 20 decimal
-// digits, VALUE as 64 hex digits ("-" repeated for the empty chain), CRC
-// the CRC-32 (IEEE) of what comes before it, in 8 hex digits.
-const headLen = len(headMagic) + 1 + 20 + 1 + chainHexLen + 1 + 20 + 1 + 8 + 1
+// "scopegate-chain 1 SEQ VALUE SIZE BASESEQ BASEVALUE CRC\n", numbers as 20
+// decimal digits, values as 64 hex digits ("-" repeated for none), CRC the
+// CRC-32 (IEEE) of what comes before it, in 8 hex digits.
+const headLen = len(headMagic) + 3*(1+20) + 2*(1+chainHexLen) + 1 + 8 + 1
 
 // ChainHeadPath is the file that keeps the chain head of the tools.org at
 // logPath: beside it, in the branch directory, where no tool call can write.
@@ -55,11 +56,16 @@ func ChainHeadPath(logPath string) string {
 
 // chainHead is the state of a branch's chain after its latest entry: its
 // sequence number and :CHAIN: value, and the size of tools.org once that
-// entry was written. The zero value is the state before the first entry.
+// entry was written; and the base the chain of the file starts from: zero,
+// or the last entry pruned from its start (scopegate gc). The zero value is
+// the state before the first entry.
 type chainHead struct {
 	Seq   uint64
 	Value string
 	Size  int64
+	// BaseSeq and BaseValue are the entry before the first in the file.
+	BaseSeq   uint64
+	BaseValue string
 }
 
 // encode is the head file's content (headLen bytes).
@@ -69,16 +75,35 @@ func (h chainHead) encode() []byte {
 	b = append(b, ' ')
 	b = appendPadded(b, h.Seq)
 	b = append(b, ' ')
-	if h.Value == "" {
-		b = append(b, strings.Repeat("-", chainHexLen)...)
-	} else {
-		b = append(b, h.Value...)
-	}
+	b = appendValue(b, h.Value)
 	b = append(b, ' ')
 	b = appendPadded(b, uint64(h.Size))
 	b = append(b, ' ')
+	b = appendPadded(b, h.BaseSeq)
+	b = append(b, ' ')
+	b = appendValue(b, h.BaseValue)
+	b = append(b, ' ')
 	b = fmt.Appendf(b, "%08x", crc32.ChecksumIEEE(b))
 	return append(b, '\n')
+}
+
+// noValue stands for an empty chain value in the head.
+var noValue = strings.Repeat("-", chainHexLen)
+
+// appendValue appends a chain value, or noValue for none.
+func appendValue(b []byte, v string) []byte {
+	if v == "" {
+		return append(b, noValue...)
+	}
+	return append(b, v...)
+}
+
+// parseValue reads what appendValue wrote.
+func parseValue(f []byte) (string, bool) {
+	if string(f) == noValue {
+		return "", true
+	}
+	return string(f), validChainValue(f)
 }
 
 // appendPadded appends n as 20 decimal digits.
@@ -103,25 +128,21 @@ func parseHead(data []byte) (chainHead, error) {
 		return chainHead{}, errBadHead
 	}
 	f := bytes.Fields(data[len(headMagic) : headLen-10])
-	if len(f) != 3 || len(f[0]) != 20 || len(f[2]) != 20 {
+	if len(f) != 5 || len(f[0]) != 20 || len(f[2]) != 20 || len(f[3]) != 20 {
 		return chainHead{}, errBadHead
 	}
-	seq, err := strconv.ParseUint(string(f[0]), 10, 64)
-	if err != nil {
-		return chainHead{}, errBadHead
-	}
-	size, err := strconv.ParseInt(string(f[2]), 10, 64)
-	if err != nil || size < 0 {
-		return chainHead{}, errBadHead
-	}
-	h := chainHead{Seq: seq, Size: size}
-	if string(f[1]) != strings.Repeat("-", chainHexLen) {
-		if !validChainValue(f[1]) {
-			return chainHead{}, errBadHead
-		}
-		h.Value = string(f[1])
-	}
-	if (seq == 0) != (h.Value == "") {
+	var h chainHead
+	var err1, err2, err3 error
+	h.Seq, err1 = strconv.ParseUint(string(f[0]), 10, 64)
+	size, err2 := strconv.ParseUint(string(f[2]), 10, 63)
+	h.BaseSeq, err3 = strconv.ParseUint(string(f[3]), 10, 64)
+	h.Size = int64(size)
+	value, ok1 := parseValue(f[1])
+	base, ok2 := parseValue(f[4])
+	h.Value, h.BaseValue = value, base
+	switch {
+	case err1 != nil || err2 != nil || err3 != nil || !ok1 || !ok2,
+		(h.Seq == 0) != (h.Value == ""), (h.BaseSeq == 0) != (h.BaseValue == ""), h.BaseSeq > h.Seq:
 		return chainHead{}, errBadHead
 	}
 	return h, nil
@@ -274,9 +295,17 @@ func lastLink(text []byte) chainHead {
 	return h
 }
 
+// sealSpace is what seal adds to an entry, at most.
+const sealSpace = 2*12 + 20 + chainHexLen + 2
+
 // seal appends to dst the rendered entry text with the chain properties
-// added at the end of its drawer, and moves h past it.
-func (h *chainHead) seal(dst, text []byte) []byte {
+// added at the end of its drawer, and moves h past it. s, when not nil, is
+// a SHA-256 to reuse.
+func (h *chainHead) seal(dst, text []byte, s hash.Hash) []byte {
+	if s == nil {
+		s = sha256.New()
+	}
+	s.Reset()
 	end := drawerEnd(text)
 	h.Seq++
 	start := len(dst)
@@ -285,7 +314,6 @@ func (h *chainHead) seal(dst, text []byte) []byte {
 	dst = strconv.AppendUint(dst, h.Seq, 10)
 	dst = append(dst, '\n')
 	dst = append(dst, chainKey...)
-	s := sha256.New()
 	s.Write(dst[start:])
 	s.Write([]byte{'\n'})
 	s.Write(text[end:])

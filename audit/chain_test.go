@@ -395,3 +395,50 @@ func TestParseHead(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneKeepsChain: dropping the oldest entries (scopegate gc) leaves a
+// chain that holds, and appends go on from it.
+func TestPruneKeepsChain(t *testing.T) {
+	path := writeChain(t, 3)
+	// gptel's heading among them, then three more entries; entry 5 is
+	// "old" too but comes after a kept one, so it stays.
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(gptelToolCall)
+	f.Close()
+	log := &Log{Path: path, NoSync: true}
+	for i := 4; i <= 6; i++ {
+		if err := log.Append(t.Context(), chainEntry(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := map[string]bool{"C01": true, "C02": true, "C03": true, "C05": true}
+	data, _ := os.ReadFile(path)
+	p := Prune(data, func(entry []byte) bool {
+		l := parseLink(entry)
+		return old[l.callID] || !l.scopegate
+	})
+	if p.Dropped != 4 || p.Kept != 3 {
+		t.Fatalf("dropped %d, kept %d; want 4, 3", p.Dropped, p.Kept)
+	}
+	if err := os.WriteFile(path, p.Text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := Verify(path); r.OK {
+		t.Fatal("the chain holds after a prune not recorded in its head")
+	}
+	if err := p.Rebase(path); err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, path, 3)
+	if err := log.Append(t.Context(), chainEntry(7)); err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, path, 4)
+	// A removal after the prune is still found.
+	data, _ = os.ReadFile(path)
+	sp := entrySpans(data)
+	os.WriteFile(path, splice(data, sp[1], nil), 0o600)
+	if r, _ := Verify(path); r.OK || r.Breaks[0].Kind != BreakRemoved {
+		t.Fatalf("removal after a prune: %+v", r)
+	}
+}

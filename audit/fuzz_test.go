@@ -190,7 +190,7 @@ func FuzzVerify(f *testing.F) {
 	var h chainHead
 	for i := 1; i <= 4; i++ {
 		e := chainEntry(i)
-		chained.Write(h.seal(nil, render(&e, 0)))
+		chained.Write(h.seal(nil, render(&e, 0), nil))
 	}
 	h.Size = int64(chained.Len())
 	head := string(h.encode())
@@ -247,7 +247,7 @@ func FuzzChainTamper(f *testing.F) {
 		for i := 1; i <= 3; i++ {
 			e := chainEntry(i)
 			e.Stdout, e.Message = output, output
-			text = h.seal(text, render(&e, 1<<10))
+			text = h.seal(text, render(&e, 1<<10), nil)
 		}
 		h.Size = int64(len(text))
 		if r := verifyText(text, &h); !r.OK || r.Entries != 3 {

@@ -3,9 +3,11 @@ package audit
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -102,8 +104,14 @@ func appendChained(ctx context.Context, path string, texts [][]byte, sync bool) 
 		if err != nil {
 			return nil, nil, err
 		}
+		n := len(buf)
 		for _, t := range texts {
-			buf = h.seal(buf, t)
+			n += len(t) + sealSpace
+		}
+		buf = slices.Grow(buf, n-len(buf))
+		sum := sha256.New()
+		for _, t := range texts {
+			buf = h.seal(buf, t, sum)
 		}
 		return buf, func(end int64) error {
 			h.Size = end

@@ -153,6 +153,11 @@ func verifyText(text []byte, head *chainHead) Report {
 	}
 	var prevSeq, maxSeq uint64
 	prev, maxVal := "", ""
+	if head != nil {
+		// The chain of the file goes on from its last pruned entry.
+		prevSeq, prev = head.BaseSeq, head.BaseValue
+		maxSeq, maxVal = prevSeq, prev
+	}
 	started := false
 	lastCall := ""
 	for i, it := range items {
