@@ -123,7 +123,7 @@ func gc(a *app, o gcOptions) error {
 			continue
 		}
 		cutoff := o.now.Add(-time.Duration(r.AuditDays) * 24 * time.Hour)
-		logs, _ := filepath.Glob(filepath.Join(dir, "branches", "*", "tools.org"))
+		logs, _ := filepath.Glob(filepath.Join(dir, "branches", "*", audit.LogFile))
 		for _, path := range logs {
 			pruned, kept, err := pruneAudit(path, cutoff, o.apply)
 			if err != nil {
