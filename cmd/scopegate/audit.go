@@ -146,19 +146,19 @@ func printVerify(a *app, r audit.Report) {
 		b := r.Breaks[0]
 		fmt.Fprintf(w, "chain broken: %s at line %d", b.Kind, b.Line)
 		if b.CallID != "" {
-			fmt.Fprintf(w, " (call %s)", oneLine(b.CallID))
+			fmt.Fprintf(w, " (call %s)", policy.OneLine(b.CallID))
 		}
 		fmt.Fprintf(w, ": %s\n", b.Detail)
 		fmt.Fprintf(w, "%d entries, %s, %d break(s)\n", r.Entries, head, len(r.Breaks))
 		for _, b := range r.Breaks[1:] {
-			fmt.Fprintf(w, "  %s at line %d (call %s): %s\n", b.Kind, b.Line, oneLine(b.CallID), b.Detail)
+			fmt.Fprintf(w, "  %s at line %d (call %s): %s\n", b.Kind, b.Line, policy.OneLine(b.CallID), b.Detail)
 		}
 	}
 	if r.Unchained > 0 {
 		fmt.Fprintf(w, "%d entries written before the chain began\n", r.Unchained)
 	}
 	for _, f := range r.Foreign {
-		fmt.Fprintf(w, "not scopegate's, skipped: line %d: * %s\n", f.Line, oneLine(f.Headline))
+		fmt.Fprintf(w, "not scopegate's, skipped: line %d: * %s\n", f.Line, policy.OneLine(f.Headline))
 	}
 }
 
