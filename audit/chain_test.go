@@ -311,11 +311,30 @@ func TestChainHeadRecovery(t *testing.T) {
 		if err := log.Append(t.Context(), chainEntry(4)); err != nil {
 			t.Fatal(err)
 		}
-		// As if the writer had died between its write and its head.
+		// As if the writer had died between its write and its head: the
+		// entry is reported, not a break.
 		os.WriteFile(ChainHeadPath(path), head, 0o600)
 		r, _ := Verify(path)
-		if r.OK || r.Breaks[0].Kind != BreakInserted {
+		if !r.OK || r.Unrecorded != 1 {
 			t.Fatalf("verify with the head behind: %+v", r)
+		}
+		// An entry past the head that does not start where the head ended
+		// (text before it was taken out meanwhile) is a break.
+		{
+			path := writeChain(t, 2)
+			f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString(gptelToolCall)
+			f.Close()
+			log := &Log{Path: path, NoSync: true}
+			log.Append(t.Context(), chainEntry(3))
+			head, _ := os.ReadFile(ChainHeadPath(path))
+			log.Append(t.Context(), chainEntry(4))
+			os.WriteFile(ChainHeadPath(path), head, 0o600)
+			data, _ := os.ReadFile(path)
+			os.WriteFile(path, bytes.Replace(data, []byte(gptelToolCall), nil, 1), 0o600)
+			if r, _ := Verify(path); r.OK || r.Breaks[0].Kind != BreakInserted {
+				t.Fatalf("verify with an entry past the head that moved: %+v", r)
+			}
 		}
 		if err := log.Append(t.Context(), chainEntry(5)); err != nil {
 			t.Fatal(err)

@@ -40,6 +40,10 @@ type Report struct {
 	// Unchained counts scopegate entries written before the chain began
 	// (by a version without it); they are not breaks.
 	Unchained int `json:"unchained"`
+	// Unrecorded counts the last entries that continue the chain past its
+	// head from where the head ends: an append that stopped (a crash, kill
+	// -9) between its write and its head. The next append records them.
+	Unrecorded int `json:"unrecorded"`
 	// Head is the chain head kept beside the file; nil when there is none.
 	Head *ReportHead `json:"head"`
 	// Breaks lists where the chain breaks, first first.
@@ -117,6 +121,13 @@ func readChain(path string) ([]byte, *chainHead, error) {
 	}
 }
 
+// item is an entry as verify sees it: its headline's line and offset.
+type item struct {
+	line int
+	off  int64
+	l    link
+}
+
 // verifyText checks the chain of tools.org text against head (nil: no
 // head file). It is [Verify] without the files; it never fails: anything
 // it cannot read is a break or a foreign entry.
@@ -125,14 +136,10 @@ func verifyText(text []byte, head *chainHead) Report {
 	if head != nil {
 		r.Head = &ReportHead{Seq: head.Seq, Chain: head.Value, Size: head.Size}
 	}
-	type item struct {
-		line int
-		l    link
-	}
 	var items []item
 	lines := 1
 	splitEntries(text, 1, func(line int, raw []byte) bool {
-		items = append(items, item{line, parseLink(raw)})
+		items = append(items, item{line, int64(cap(text) - cap(raw)), parseLink(raw)})
 		return true
 	})
 	for _, c := range text {
@@ -220,6 +227,8 @@ func verifyText(text []byte, head *chainHead) Report {
 	case head.Seq > maxSeq:
 		r.Breaks = append(r.Breaks, Break{Kind: BreakTruncated, Line: lines, CallID: lastCall, Seq: maxSeq,
 			Detail: fmt.Sprintf("the file ends after entry %d; the chain head records entry %d", maxSeq, head.Seq)})
+	case head.Seq < maxSeq && len(r.Breaks) == 0 && followsHead(items, *head):
+		r.Unrecorded = int(maxSeq - head.Seq)
 	case head.Seq < maxSeq:
 		r.Breaks = append(r.Breaks, Break{Kind: BreakInserted, Line: lines, CallID: lastCall, Seq: maxSeq,
 			Detail: fmt.Sprintf("%s past the chain head (entry %d): added, or an append that stopped before it recorded the head",
@@ -233,6 +242,26 @@ func verifyText(text []byte, head *chainHead) Report {
 	}
 	r.OK = len(r.Breaks) == 0
 	return r
+}
+
+// followsHead reports whether the chained entries past head (the chain
+// holding up to them) start where the head says the file ended, after the
+// entry the head records.
+func followsHead(items []item, head chainHead) bool {
+	found := head.Seq == head.BaseSeq
+	for _, it := range items {
+		off, l := it.off, it.l
+		if !l.chained {
+			continue
+		}
+		switch {
+		case l.seq == head.Seq:
+			found = l.value == head.Value
+		case l.seq == head.Seq+1:
+			return found && off >= head.Size
+		}
+	}
+	return false
 }
 
 // firstAfter is the index of the first item after i whose sequence number

@@ -154,6 +154,9 @@ func printVerify(a *app, r audit.Report) {
 			fmt.Fprintf(w, "  %s at line %d (call %s): %s\n", b.Kind, b.Line, policy.OneLine(b.CallID), b.Detail)
 		}
 	}
+	if r.Unrecorded > 0 {
+		fmt.Fprintf(w, "%d last entries past the chain head (an append stopped before it recorded the head; the next one will)\n", r.Unrecorded)
+	}
 	if r.Unchained > 0 {
 		fmt.Fprintf(w, "%d entries written before the chain began\n", r.Unchained)
 	}
