@@ -91,9 +91,7 @@ func TestMCPApprovals(t *testing.T) {
 				t.Fatal(err)
 			}
 			outside := filepath.Join(w.root, "outside", "notes.txt")
-			// The session answer widens by a directory: a shell call's
-			// single file below /tmp cannot be carried into the child's
-			// private /tmp.
+			// The session answer widens by a directory and a program.
 			other := filepath.Join(w.root, "other")
 			for _, d := range []string{filepath.Dir(outside), other} {
 				if err := os.MkdirAll(d, 0o700); err != nil {
