@@ -252,6 +252,17 @@ func (c *checker) danger(p *parsed, allowed allowEntries, id, what, why string) 
 		Message: fmt.Sprintf("%s %s %s; only an allow entry that names it (e.g. %q) permits that", p.prog, what, why, p.prog+" "+id)})
 }
 
+// unconfined records a dangerous argument, unless a matching allow entry
+// names it, where the caller runs the command itself (check): what it
+// makes the program do is bounded only by the private view of a confined
+// run, which allows it.
+func (c *checker) unconfined(p *parsed, allowed allowEntries, id, what, why string) {
+	if c.env.execution() == ExecutionConfined {
+		return
+	}
+	c.danger(p, allowed, id, what, why+", which nothing confines when the caller runs the command (scopegate call runs it in the private view)")
+}
+
 // analyze checks what a program's arguments make it do: its subcommands,
 // its options, its operands, the command it wraps and its own checks.
 func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {

@@ -23,7 +23,8 @@
 //	recursive.go             recursive reads  prog_archives.go tar zip unzip
 //	path.go                  check paths      prog_interpreters.go python node sh …
 //	envvars.go               assignments      prog_go.go prog_make.go
-//	                                          prog_packagemanagers.go npm pip cargo
+//	                                          prog_packagemanagers.go npm npx pnpm yarn
+//	                                          prog_pip.go prog_cargo.go
 //	                                          prog_git.go prog_network.go
 //	                                          prog_editors.go prog_wrappers.go
 //
@@ -84,7 +85,9 @@
 //     (func(c *checker, p *parsed, allowed allowEntries, st *shellState)):
 //     read p.has, p.values and p.operands, check files with c.operand,
 //     refuse with c.danger (an allow entry that names the option permits
-//     it), check what a recursive reader reads with c.recursiveRead.
+//     it), or with c.unconfined what only the private view of a confined
+//     run bounds (refused where the caller runs the command, under check),
+//     check what a recursive reader reads with c.recursiveRead.
 //  5. Test it in prog_NAME_test.go with runProgCases: every danger denied
 //     with its reason, and the everyday commands allowed. Run
 //     go test ./policy -run TestProgNAME, then the whole package: the
