@@ -129,10 +129,7 @@ func (c *checker) shopt(args []arg, st *shellState) {
 			set = false
 		case strings.HasPrefix(a.s, "-"):
 		default:
-			if st.shopt == nil {
-				st.shopt = map[string]bool{}
-			}
-			st.shopt[a.s] = set
+			setIn(&st.shopt, a.s, set)
 			st.cfg = nil // expansions follow the new options
 		}
 	}

@@ -669,10 +669,7 @@ func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
 	}
 	for _, name := range funcNames(cmd) {
 		if deferred {
-			if st.funcBodies == nil {
-				st.funcBodies = map[string]*syntax.Stmt{}
-			}
-			st.funcBodies[name] = cmd.Body
+			setIn(&st.funcBodies, name, cmd.Body)
 		} else {
 			delete(st.funcBodies, name)
 		}
@@ -680,10 +677,7 @@ func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
 	for _, name := range funcNames(cmd) {
 		setFlag(&st.maybeFuncs, name, true)
 		if len(assigns) > 0 {
-			if st.funcVars == nil {
-				st.funcVars = map[string][]string{}
-			}
-			st.funcVars[name] = assigns
+			setIn(&st.funcVars, name, assigns)
 		} else {
 			delete(st.funcVars, name)
 		}
@@ -895,10 +889,7 @@ func (c *checker) knownArray(a *syntax.Assign, st *shellState, old []string) {
 			list = append(list, f.s)
 		}
 	}
-	if st.arrays == nil {
-		st.arrays = map[string][]string{}
-	}
-	st.arrays[name] = list
+	setIn(&st.arrays, name, list)
 	first := ""
 	if len(list) > 0 {
 		first = list[0]
