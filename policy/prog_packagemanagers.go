@@ -22,15 +22,13 @@ import (
 // package.json ("pnpm <cmd>": "If the command is not found, pnpm will run
 // it as pnpm exec"), yarn runs a script or a package's binary.
 //
-// Installs that run lifecycle scripts: npm rebuild ("This command runs
-// the npm build command on the matched folders", that is the install
-// scripts), and an install from a git repository, whose prepare script
-// runs ("If the package being installed contains a prepare script, its
-// dependencies and devDependencies will be installed, and the prepare
-// script will be run"). Where the caller runs the command (check) they are
-// refused unless --ignore-scripts is given; a confined run bounds them.
-// Installs from the registry run the packages' scripts as npm test runs
-// the project's.
+// Installs that run lifecycle scripts: an install from a git repository,
+// whose prepare script runs ("If the package being installed contains a
+// prepare script, its dependencies and devDependencies will be installed,
+// and the prepare script will be run"). Where the caller runs the command
+// (check) it is refused unless --ignore-scripts is given; a confined run
+// bounds it. Installs from the registry, and rebuild of the installed
+// packages, run the packages' scripts as npm test runs the project's.
 //
 // Installs outside the scope: -g/--global and --location=global|user
 // ("operates in global mode, so that packages are installed into the
@@ -87,18 +85,14 @@ func npmExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	nodeInstallScripts(c, p, allowed, map[string]bool{"install": true, "install-test": true, "install-ci-test": true, "update": true})
 }
 
-// nodeInstallScripts refuses, where the caller runs the command, rebuild
-// and an install of a git repository without --ignore-scripts: both run
-// package scripts (install scripts; a git package's prepare script).
+// nodeInstallScripts refuses, where the caller runs the command, an
+// install of a git repository without --ignore-scripts: it runs the git
+// package's prepare script.
 func nodeInstallScripts(c *checker, p *parsed, allowed allowEntries, installs map[string]bool) {
 	if len(p.subPath) == 0 || p.has("--ignore-scripts") {
 		return
 	}
 	sub := p.subPath[0]
-	if sub == "rebuild" {
-		c.unconfined(p, allowed, sub, sub, "runs the install scripts of the installed packages")
-		return
-	}
 	if !installs[sub] {
 		return
 	}
