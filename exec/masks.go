@@ -276,6 +276,9 @@ func notWalked(p string) bool {
 // also records which roots were walked whole (v.complete).
 func (r *Runner) denyMasks(v *view) error {
 	roots := outermost(append(slices.Clone(r.readRts), r.writeRts...))
+	if r.opts.Broad {
+		roots = []string{"/"}
+	}
 	if len(r.deny) == 0 {
 		v.Masks, v.complete, v.linksToo = hostSecretPaths(), roots, true
 		return nil
@@ -478,7 +481,7 @@ func (r *Runner) view(tmp string) (*view, error) {
 	v.Carry = outermost(below)
 	writable := append(slices.Clone(r.writeRts), tmp)
 	for _, root := range outermost(r.readRts) {
-		if root == "/" || slices.ContainsFunc(writable, func(w string) bool { return within(root, w) }) {
+		if r.opts.Broad || root == "/" || slices.ContainsFunc(writable, func(w string) bool { return within(root, w) }) {
 			continue
 		}
 		v.ReadOnly = append(v.ReadOnly, root)

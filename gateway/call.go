@@ -98,6 +98,11 @@ type decision struct {
 	scope *policy.Scope
 	env   policy.Env
 	cwd   string
+	// observe says the call runs in observe mode (scope is then observe
+	// mode's); widen, for an observed decision, what lifts its would-be
+	// denial.
+	observe bool
+	widen   []policy.Widening
 }
 
 func (g *Gateway) scopePath(t Target) string {
@@ -149,6 +154,10 @@ func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decisi
 	out.d.Execution = ex
 	if !out.d.Allowed && t.BranchDir != "" {
 		g.selectHints(&out.d, t.BranchDir)
+		// The mode is read only for what observe mode would let through.
+		if out.d.Widenable() && g.Observing(t.BranchDir) {
+			g.observe(t, call, &out)
+		}
 	}
 	g.opts.Observer.ObserveDecisionDuration(time.Since(start).Seconds())
 	g.opts.Observer.ObserveDecision(call.Tool, out.d.Allowed, string(out.d.Reason), t.via())
@@ -237,6 +246,15 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 		g.opts.Observer.AuditWriteError()
 		return res, fmt.Errorf("audit: the call was not run, its tools.org entry could not be written: %w", err)
 	}
+	if !dec.observe && g.Observing(t.BranchDir) {
+		// An allowed call on an observing branch runs as observe mode runs
+		// calls: what its run-time checks would refuse is observed.
+		if osc, err := g.observedScope(g.scopePath(t), dec.scope, dec.env); err == nil {
+			dec.scope, dec.observe = osc, true
+		} else {
+			g.opts.Warn(err.Error())
+		}
+	}
 	readOnly := readOnlyTool(call.Tool)
 	if readOnly {
 		log.NoSync = true
@@ -259,6 +277,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	g.opts.Observer.ObserveCallDuration(call.Tool, elapsed.Seconds())
 	res.Result = out.result
 	out.fill(&e, elapsed)
+	recordObserved(&e, out.observed)
 	if ctx.Err() != nil {
 		e.Decision = audit.DecisionInterrupted
 	}
@@ -343,11 +362,17 @@ func (g *Gateway) entry(callID string, now time.Time, call policy.Call, dec deci
 		CallID: callID, Time: now, Tool: call.Tool, Reason: string(dec.d.Reason), Rule: dec.d.Rule,
 		Resource: dec.d.Resource, Cwd: dec.cwd, Args: call.Args,
 	}
-	if dec.d.Allowed {
+	switch {
+	case dec.d.Observed != nil:
+		o := dec.d.Observed
+		e.Decision, e.Reason, e.Rule, e.Resource = audit.DecisionObserved, string(o.Reason), o.Rule, o.Resource
+		e.Message, e.Widen = dec.d.Message, dec.widen
+	case dec.d.Allowed:
 		e.Decision = audit.DecisionAllowed
-	} else {
+	default:
 		e.Decision = audit.DecisionDenied
 		e.Message = dec.d.Message
+		e.Widen = dec.d.Widenings()
 	}
 	if len(e.Args) == 0 || !json.Valid(e.Args) {
 		e.Args = json.RawMessage("{}")
@@ -363,6 +388,8 @@ type outcome struct {
 	stderr      string
 	confinement string
 	err         string
+	// observed are the run-time violations observe mode let through.
+	observed []policy.Violation
 }
 
 func (o outcome) fill(e *audit.Entry, elapsed time.Duration) {
@@ -372,10 +399,13 @@ func (o outcome) fill(e *audit.Entry, elapsed time.Duration) {
 	e.Stdout, e.Stderr, e.Confinement, e.Error = o.stdout, o.stderr, o.confinement, o.err
 }
 
-// checker adapts a compiled scope to exec's run-time checks.
+// checker adapts a compiled scope to exec's run-time checks; in observe
+// mode (observe set) what observe mode lets through is recorded there
+// instead of refused.
 type checker struct {
-	scope *policy.Scope
-	env   policy.Env
+	scope   *policy.Scope
+	env     policy.Env
+	observe *observed
 }
 
 func (c checker) CheckExec(argv []string, cwd string, masked func(dir string, follow bool) bool) []policy.Violation {
@@ -385,11 +415,11 @@ func (c checker) CheckExec(argv []string, cwd string, masked func(dir string, fo
 	if env.Masked == nil {
 		env.Masked = func(string, bool) bool { return false }
 	}
-	return c.scope.CheckExec(argv, cwd, env)
+	return c.observe.filter(c.scope.CheckExec(argv, cwd, env))
 }
 
 func (c checker) CheckPath(path string, access policy.Access, cwd string) []policy.Violation {
-	return c.scope.CheckPath(path, access, cwd, c.env)
+	return c.observe.filter(c.scope.CheckPath(path, access, cwd, c.env))
 }
 
 func (c checker) LookPath(word, cwd string) (string, error) {
@@ -416,8 +446,13 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 	if helper == "" {
 		helper, _ = os.Executable()
 	}
+	var seen *observed
+	if dec.observe {
+		seen = new(observed)
+		read, write = observedRoots(read, write, dec.widen)
+	}
 	runner, err := exec.New(exec.Options{
-		Checker: checker{scope: dec.scope, env: dec.env}, ReadRoots: read, WriteRoots: write,
+		Checker: checker{scope: dec.scope, env: dec.env, observe: seen}, ReadRoots: read, WriteRoots: write, Broad: dec.observe,
 		Protected: dec.env.Protected, Deny: dec.scope.DenyPatterns(), Host: &g.host, Home: g.opts.Home,
 		Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
 		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: ro.stderr, Progress: g.opts.Progress,
@@ -426,12 +461,14 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 		return failed(err)
 	}
 	res, err := runner.Run(ctx, call, dec.cwd)
+	res.Observed = seen.list()
 	if err != nil {
 		var denied *exec.DeniedError
 		if errors.As(err, &denied) {
 			out := failed(err)
 			out.exitCode = exec.ExitRefused
-			out.result = exec.Result{ExitCode: exec.ExitRefused, Stderr: "scopegate: " + err.Error(), Refused: denied.Violations}
+			out.result = exec.Result{ExitCode: exec.ExitRefused, Stderr: "scopegate: " + err.Error(), Refused: denied.Violations, Observed: res.Observed}
+			out.observed = res.Observed
 			return out
 		}
 		if call.Tool == policy.ToolShell && ctx.Err() == nil {
@@ -443,7 +480,7 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 		return out
 	}
 	out := outcome{result: res, exitCode: res.ExitCode, stdout: res.Stdout, stderr: res.Stderr,
-		confinement: res.Confinement}
+		confinement: res.Confinement, observed: res.Observed}
 	if call.Tool != policy.ToolShell {
 		// File tools: their payload is the result.
 		payload, _ := json.Marshal(res)
