@@ -44,6 +44,10 @@ func hostSecrets() []string {
 	}
 }
 
+// HostSecretPaths are the host's secret files and directories that exist:
+// masked in every private view whatever the scope says.
+func HostSecretPaths() []string { return hostSecretPaths() }
+
 // hostSecretPaths expands [hostSecrets] to the paths that exist.
 func hostSecretPaths() []string {
 	var out []string

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/scopegate/scopegate/internal/yamlmsg"
 	"github.com/scopegate/scopegate/policy"
@@ -109,6 +110,14 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 	}
 	sel.addFlags(cmd)
 	f := cmd.Flags()
+	addExpandFlags(f, &add)
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// addExpandFlags defines the flags of scope expand, each adding to add:
+// also how scope suggest --apply turns its suggestions into an expansion.
+func addExpandFlags(f *pflag.FlagSet, add *sessions.Expansion) {
 	f.StringArrayVar(&add.Read, "read", nil, "path pattern to allow reading")
 	f.StringArrayVar(&add.Write, "write", nil, "path pattern to allow writing")
 	f.StringArrayVar(&add.Deny, "deny", nil, "path pattern to deny")
@@ -117,8 +126,6 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 	f.StringArrayVar(&add.RoamSubdirectories, "roam-subdirectory", nil, "org-roam subdirectory pattern")
 	f.StringArrayVar(&add.RoamTags, "roam-tag", nil, "org-roam tag")
 	f.StringArrayVar(&add.RoamNodeIDs, "roam-node-id", nil, "org-roam node id")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
 }
 
 // warnAmbiguous warns, one line each, of the list entries of a scope file
