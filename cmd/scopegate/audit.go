@@ -32,9 +32,9 @@ Entries made by check (decision only) are marked "(check)".`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := audit.Filter{Decision: decision}
 			switch decision {
-			case "", audit.StatusAllowed, audit.StatusDenied, audit.StatusError, audit.StatusInterrupted:
+			case "", audit.StatusAllowed, audit.StatusDenied, audit.StatusError, audit.StatusInterrupted, audit.StatusObserved:
 			default:
-				return usageErr("--decision %q: want allowed, denied, error or interrupted", decision)
+				return usageErr("--decision %q: want allowed, denied, error, interrupted or observed", decision)
 			}
 			if since != "" {
 				t, err := parseSince(since, time.Now())
@@ -82,7 +82,7 @@ Entries made by check (decision only) are marked "(check)".`,
 		},
 	}
 	sel.addFlags(cmd)
-	cmd.Flags().StringVar(&decision, "decision", "", "only entries with this status: allowed, denied, error (ran and failed) or interrupted")
+	cmd.Flags().StringVar(&decision, "decision", "", "only entries with this status: allowed, denied, error (ran and failed), interrupted or observed (ran in observe mode, would have been denied)")
 	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time: a duration ago (90m, 2h, 3d), a date (2026-11-22, local midnight) or an RFC 3339 time")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return cmd
