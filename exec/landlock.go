@@ -325,7 +325,18 @@ func restrict(rl rules) error {
 	if err != nil {
 		return err
 	}
-	rw := landlock.RWDirs(slices.Compact(slices.Sorted(slices.Values(rl.RW)))...).IgnoreIfMissing()
+	// A write root may be a single file (a scope naming one file): it
+	// gets file rights, like the RO files below.
+	var rwDirs []string
+	rwFiles := slices.Clone(rl.RWFiles)
+	for _, p := range slices.Compact(slices.Sorted(slices.Values(rl.RW))) {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			rwFiles = append(rwFiles, p)
+			continue
+		}
+		rwDirs = append(rwDirs, p)
+	}
+	rw := landlock.RWDirs(rwDirs...).IgnoreIfMissing()
 	if rl.ABI >= 2 {
 		// Moving files between directories of the write roots.
 		rw = rw.WithRefer()
@@ -360,7 +371,7 @@ func restrict(rl rules) error {
 		landlock.RODirs(roDirs...).IgnoreIfMissing(),
 		landlock.ROFiles(roFiles...).IgnoreIfMissing(),
 		rw,
-		landlock.RWFiles(rl.RWFiles...).IgnoreIfMissing(),
+		landlock.RWFiles(rwFiles...).IgnoreIfMissing(),
 	)
 	if err != nil {
 		return fmt.Errorf("landlock: %w", err)

@@ -521,7 +521,19 @@ func mountTmp(carry []string) error {
 		if fds[i] < 0 {
 			continue
 		}
-		if err := os.MkdirAll(root, 0o700); err != nil {
+		// A root may be a file (a scope naming one file): its mount point
+		// is an empty file.
+		var st unix.Stat_t
+		if err := unix.Fstat(fds[i], &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			if err := os.MkdirAll(filepath.Dir(root), 0o700); err != nil {
+				return fmt.Errorf("carry %s into the private %s: %w", root, privateTmp, err)
+			}
+			f, err := os.OpenFile(root, os.O_CREATE|os.O_RDONLY, 0o600)
+			if err != nil {
+				return fmt.Errorf("carry %s into the private %s: %w", root, privateTmp, err)
+			}
+			f.Close()
+		} else if err := os.MkdirAll(root, 0o700); err != nil {
 			return fmt.Errorf("carry %s into the private %s: %w", root, privateTmp, err)
 		}
 		if err := unix.MoveMount(fds[i], "", unix.AT_FDCWD, root, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {

@@ -959,3 +959,32 @@ func TestCloexecByProc(t *testing.T) {
 		t.Errorf("descriptor %d below the first was marked", low)
 	}
 }
+
+// Roots that are single files (a scope naming one file, as scope suggest
+// proposes them) below /tmp are carried into the private /tmp as files, and
+// a write root that is a file gets Landlock's file rights: a program reads
+// the one and writes the other, and nothing beside them.
+func TestShellFileRoots(t *testing.T) {
+	requireNamespaces(t)
+	base := realDir(t)
+	if !strings.HasPrefix(base, privateTmp+"/") {
+		t.Skipf("the test directory %s is not below %s", base, privateTmp)
+	}
+	in, out, work := filepath.Join(base, "in.txt"), filepath.Join(base, "out.txt"), filepath.Join(base, "work")
+	writeFile(t, in, allowed+"\n", 0o644)
+	writeFile(t, out, "old\n", 0o644)
+	writeFile(t, filepath.Join(base, "beside.txt"), canary+"\n", 0o644)
+	writeFile(t, filepath.Join(work, "w.txt"), "w\n", 0o644)
+	r := newRunner(t, Options{ReadRoots: []string{in}, WriteRoots: []string{out, work}})
+	res, err := run(t, r, policy.ToolShell, shellArgs("cat "+in+"; echo new | tee "+out+" >/dev/null; cat "+base+"/beside.txt || echo beside-refused"), work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confinement != ConfinementNamespaces || !strings.Contains(res.Stdout, allowed) ||
+		strings.Contains(res.Stdout, canary) || !strings.Contains(res.Stdout, "beside-refused") {
+		t.Fatalf("%+v", res)
+	}
+	if data, err := os.ReadFile(out); err != nil || string(data) != "new\n" {
+		t.Errorf("the write root file holds %q (%v), want the program's write", data, err)
+	}
+}
