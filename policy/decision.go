@@ -23,6 +23,7 @@ const (
 	ReasonRedirectNotInScope Reason = "redirect_not_in_scope"
 	ReasonParseError         Reason = "parse_error"
 	ReasonRoamNotInScope     Reason = "roam_not_in_scope"
+	ReasonHostNotInScope     Reason = "host_not_in_scope"
 	ReasonUnknownTool        Reason = "unknown_tool"
 	ReasonInvalidArguments   Reason = "invalid_arguments"
 	ReasonScopeInvalid       Reason = "scope_invalid"
@@ -35,7 +36,7 @@ func Reasons() []Reason {
 		ReasonAllowed, ReasonPathNotInScope, ReasonPathDenied, ReasonCommandNotAllowed,
 		ReasonCommandDenied, ReasonDangerousArgument, ReasonDynamicCommand,
 		ReasonRedirectNotInScope, ReasonParseError, ReasonRoamNotInScope,
-		ReasonUnknownTool, ReasonInvalidArguments, ReasonScopeInvalid, ReasonScopeMissing,
+		ReasonHostNotInScope, ReasonUnknownTool, ReasonInvalidArguments, ReasonScopeInvalid, ReasonScopeMissing,
 	}
 }
 
@@ -87,13 +88,15 @@ func Deny(tool string, vs ...Violation) Decision {
 	first := vs[0]
 	return Decision{
 		Tool: tool, Reason: first.Reason, Rule: first.Rule, Resource: first.Resource,
-		Message: oneLine(first.Message), Violations: vs,
+		Message: OneLine(first.Message), Violations: vs,
 	}
 }
 
-// oneLine makes a message a single line: control characters are shown
-// escaped, so nothing a caller controls can add lines.
-func oneLine(s string) string {
+// OneLine makes a message a single line: control characters (newlines,
+// escape sequences) are shown escaped and invalid UTF-8 as \xNN, so nothing
+// a caller controls can add lines or steer a terminal. Every one-line
+// message scopegate prints, a denial's or an error's, goes through it.
+func OneLine(s string) string {
 	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }) < 0 {
 		return s
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/internal/npmclient"
+	"github.com/scopegate/scopegate/policy"
 )
 
 // credentialCanary is the content of a credential file, which no mode
@@ -69,8 +70,8 @@ func TestClaudeCodeObserveLearn(t *testing.T) {
 		}
 	}
 	hook := map[string]any{"type": "command", "timeout": 60,
-		"command": shellQuote(scopegateBin) + " --sessions-dir " + shellQuote(w.sessions) + " --config-dir " + shellQuote(w.cfg) +
-			" --roam-dir " + shellQuote(filepath.Join(root, "roam")) + " hook claude-code"}
+		"command": policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(w.sessions) + " --config-dir " + policy.ShellQuote(w.cfg) +
+			" --roam-dir " + policy.ShellQuote(filepath.Join(root, "roam")) + " hook claude-code"}
 	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{
 		map[string]any{"matcher": "*", "hooks": []any{hook}}}}})
 	settingsFile := filepath.Join(root, "settings.json")

@@ -56,7 +56,7 @@ func newScopeShowCmd(a *app) *cobra.Command {
 			warnAmbiguous(a, path, data)
 			mode, merr := sessions.ReadMode(dir)
 			if merr != nil {
-				fmt.Fprintln(a.stderr, "scopegate: warning: "+oneLine(merr.Error())+"; calls on this branch are enforced")
+				fmt.Fprintln(a.stderr, "scopegate: warning: "+policy.OneLine(merr.Error())+"; calls on this branch are enforced")
 				mode = "invalid"
 			}
 			if asJSON {

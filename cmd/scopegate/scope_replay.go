@@ -76,8 +76,8 @@ func newScopeReplayCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			f.Warn = func(err error) { fmt.Fprintln(a.stderr, "scopegate: warning: tools.org: "+oneLine(err.Error())) }
-			entries, err := audit.ReadFile(filepath.Join(dir, "tools.org"), f)
+			f.Warn = func(err error) { fmt.Fprintln(a.stderr, "scopegate: warning: tools.org: "+policy.OneLine(err.Error())) }
+			entries, err := audit.ReadFile(filepath.Join(dir, audit.LogFile), f)
 			if err != nil {
 				return &exitError{code: exitInternal, err: err}
 			}
@@ -161,7 +161,7 @@ func printReplay(a *app, rep replayReport, tightened int) error {
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "CALL_ID\tTOOL\tWAS\t\tWOULD BE\tREASON\tSUMMARY")
 		for _, c := range rep.Changed {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t→\t%s\t%s\t%s\n", c.CallID, c.Tool, c.Was, c.WouldBe, c.Reason, oneLine(c.Summary))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t→\t%s\t%s\t%s\n", c.CallID, c.Tool, c.Was, c.WouldBe, c.Reason, policy.OneLine(c.Summary))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -54,8 +54,8 @@ func newScopeSuggestCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			f.Warn = func(err error) { fmt.Fprintln(a.stderr, "scopegate: warning: tools.org: "+oneLine(err.Error())) }
-			entries, err := audit.ReadFile(filepath.Join(dir, "tools.org"), f)
+			f.Warn = func(err error) { fmt.Fprintln(a.stderr, "scopegate: warning: tools.org: "+policy.OneLine(err.Error())) }
+			entries, err := audit.ReadFile(filepath.Join(dir, audit.LogFile), f)
 			if err != nil {
 				return &exitError{code: exitInternal, err: err}
 			}
