@@ -13,6 +13,7 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/sessions"
 )
 
 func newAuditCmd(a *app) *cobra.Command {
@@ -60,6 +61,13 @@ Entries made by check (decision only) are marked "(check)".`,
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(entries)
+			}
+			// A branch not enforced says so first (scope mode).
+			if mode, err := sessions.ReadMode(dir); err != nil || mode != sessions.ModeEnforce {
+				if err != nil {
+					mode = "invalid (calls are enforced)"
+				}
+				fmt.Fprintf(a.stdout, "# mode: %s\n", mode)
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TIME\tCALL_ID\tTOOL\tSTATUS\tEXIT\tREASON\tSUMMARY")
