@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/scopegate/scopegate/policy"
 )
 
 // The decisions an entry records (its :DECISION: property).
@@ -17,6 +19,11 @@ const (
 	// user let the call run is the agent's to know; a shell call that ran
 	// has an exec entry of its own.
 	DecisionAsked = "asked"
+	// DecisionObserved marks a call that ran in observe mode although
+	// enforce mode would have denied it for a scope reason (CONTRACT §8);
+	// Reason, Rule and Resource say what it would have been denied by, and
+	// Widen what lifts it.
+	DecisionObserved = "observed"
 	// DecisionExpanded marks a scope change (not a tool call): who widened
 	// the branch's scope, and with what.
 	DecisionExpanded = "expanded"
@@ -24,6 +31,10 @@ const (
 
 // ToolScopeExpand is the :TOOL: of a scope-change entry.
 const ToolScopeExpand = "scope_expand"
+
+// ToolScopeMode is the :TOOL: of the entry of a change of a branch's mode
+// (enforce, observe): a scope change like an expansion.
+const ToolScopeMode = "scope_mode"
 
 // The modes an entry records (its :MODE: property). A call run by
 // scopegate call or over HTTP has no mode.
@@ -79,8 +90,12 @@ type Entry struct {
 	Mode     string    `json:"mode,omitempty"`
 	// AgentTool is the agent's own name of the tool (Bash, Edit, apply_patch)
 	// for entries made through a hook.
-	AgentTool string          `json:"agent_tool,omitempty"`
-	Args      json.RawMessage `json:"args,omitempty"`
+	AgentTool string `json:"agent_tool,omitempty"`
+	// Widen lists the scope expansions that lift a denied or observed
+	// call's scope denial (policy.Decision.Widenings), for scope suggest;
+	// :WIDEN: in the drawer, as one line of JSON.
+	Widen []policy.Widening `json:"widen,omitempty"`
+	Args  json.RawMessage   `json:"args,omitempty"`
 	// Summary is the headline text after "TOOL: ". Empty means derived from
 	// Args (command, path, pattern, node id, title). Read back, it is the
 	// headline as written: one line, possibly cut with "…".
@@ -125,11 +140,13 @@ const (
 	StatusError       = "error"
 	StatusInterrupted = "interrupted"
 	StatusAsked       = "asked"
+	StatusObserved    = "observed"
 )
 
 // Status is the one word that sums an entry up, the same in its heading, in
 // tables and in JSON: denied; interrupted; error for an allowed call that
-// failed to run or exited non-zero; else allowed. "" for an unknown decision.
+// failed to run or exited non-zero; observed for a call observe mode let
+// through; else allowed. "" for an unknown decision.
 func (e *Entry) Status() string {
 	switch e.Decision {
 	case DecisionInterrupted:
@@ -140,6 +157,8 @@ func (e *Entry) Status() string {
 		return StatusAsked
 	case DecisionExpanded:
 		return DecisionExpanded
+	case DecisionObserved:
+		return StatusObserved
 	case DecisionAllowed:
 		if !DecisionOnly(e.Mode) && (e.Error != "" || e.ExitCode != nil && *e.ExitCode != 0) {
 			return StatusError
@@ -151,8 +170,8 @@ func (e *Entry) Status() string {
 
 // Filter selects entries when reading. The zero Filter selects all.
 type Filter struct {
-	// Decision keeps only entries with this Status: allowed, denied, error
-	// or interrupted ("" keeps all).
+	// Decision keeps only entries with this Status: allowed, denied, error,
+	// interrupted or observed ("" keeps all).
 	Decision string
 	// Since keeps only entries whose Time is not before it (zero keeps all).
 	Since time.Time

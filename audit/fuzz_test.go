@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scopegate/scopegate/policy"
 )
 
 // FuzzRoundTrip writes an entry made of arbitrary text, reads it back and
@@ -34,6 +36,11 @@ func FuzzRoundTrip(f *testing.F) {
 		if kind&8 != 0 {
 			e.Error = command
 			e.Decision = DecisionAllowed
+		}
+		if kind&16 != 0 {
+			// Widenings come from policy, which refuses invalid UTF-8.
+			e.Decision = []string{DecisionDenied, DecisionObserved}[int(kind>>5)%2]
+			e.Widen = []policy.Widening{{Flag: "--read", Value: strings.ToValidUTF8(command, "?")}, {Flag: "--allow-command", Value: strings.ToValidUTF8(output, "?")}}
 		}
 		if decision == DecisionAllowed {
 			e.ExitCode = ptr(int(ms % 256))
@@ -81,7 +88,7 @@ func checkDrawer(t *testing.T, text []byte) {
 	if lines[1] != ":PROPERTIES:" {
 		t.Fatalf("no drawer in\n%s", text)
 	}
-	known := "CALL_ID TIMESTAMP TIME TOOL MODE DECISION REASON RULE RESOURCE MESSAGE CWD CONFINEMENT EXIT_CODE DURATION_MS TRUNCATED ERROR"
+	known := "CALL_ID TIMESTAMP TIME TOOL MODE DECISION REASON RULE RESOURCE WIDEN MESSAGE CWD CONFINEMENT EXIT_CODE DURATION_MS TRUNCATED ERROR"
 	seen := map[string]bool{}
 	for _, line := range lines[2:] {
 		if line == ":END:" {

@@ -237,6 +237,11 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 		}
 		e.Time = t
 	}
+	if v, ok := o.props["WIDEN"]; ok {
+		if err := json.Unmarshal([]byte(unescapeLine(v)), &e.Widen); err != nil {
+			return malformed(fmt.Errorf("WIDEN: %w", err))
+		}
+	}
 	if v, ok := o.props["EXIT_CODE"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil {

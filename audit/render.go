@@ -56,6 +56,11 @@ func render(e *Entry, maxOutput int) []byte {
 	prop(&b, "REASON", e.Reason)
 	prop(&b, "RULE", e.Rule)
 	prop(&b, "RESOURCE", e.Resource)
+	if len(e.Widen) > 0 {
+		if w, err := json.Marshal(e.Widen); err == nil {
+			prop(&b, "WIDEN", string(w))
+		}
+	}
 	prop(&b, "MESSAGE", e.Message)
 	prop(&b, "CWD", e.Cwd)
 	prop(&b, "CONFINEMENT", e.Confinement)
@@ -109,7 +114,7 @@ func hasResult(e *Entry) bool {
 	if DecisionOnly(e.Mode) {
 		return false
 	}
-	return (e.Decision == DecisionAllowed && e.Error == "") || e.Stdout != "" || e.Stderr != ""
+	return ((e.Decision == DecisionAllowed || e.Decision == DecisionObserved) && e.Error == "") || e.Stdout != "" || e.Stderr != ""
 }
 
 // prop writes a property drawer line for a non-empty value.

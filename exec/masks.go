@@ -45,6 +45,10 @@ func hostSecrets() []string {
 	}
 }
 
+// HostSecretPaths are the host's secret files and directories that exist:
+// masked in every private view whatever the scope says.
+func HostSecretPaths() []string { return hostSecretPaths() }
+
 // hostSecretPaths expands [hostSecrets] to the paths that exist.
 func hostSecretPaths() []string {
 	var out []string
@@ -331,6 +335,9 @@ func notWalked(p string) bool {
 // which roots were walked whole (v.complete).
 func (r *Runner) denyMasks(v *view) error {
 	roots := outermost(append(slices.Clone(r.readRts), r.writeRts...))
+	if r.opts.Broad {
+		roots = []string{"/"}
+	}
 	w := &denyWalk{pats: compileDeny(r.deny), host: r.host, now: time.Now(), max: r.walkMax}
 	if !slices.ContainsFunc(roots, holdsSystem) {
 		w.links = true
@@ -524,7 +531,7 @@ func (r *Runner) view(tmp string) (*view, error) {
 	v.Carry = outermost(belowTmp(append(append(slices.Clone(r.readRts), r.writeRts...), tmp)))
 	writable := append(slices.Clone(r.writeRts), tmp)
 	for _, root := range outermost(r.readRts) {
-		if root == "/" || slices.ContainsFunc(writable, func(w string) bool { return within(root, w) }) {
+		if r.opts.Broad || root == "/" || slices.ContainsFunc(writable, func(w string) bool { return within(root, w) }) {
 			continue
 		}
 		v.ReadOnly = append(v.ReadOnly, root)

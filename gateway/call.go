@@ -102,6 +102,11 @@ type decision struct {
 	scope *policy.Scope
 	env   policy.Env
 	cwd   string
+	// observe says the call runs in observe mode (scope is then observe
+	// mode's); widen, for an observed decision, what lifts its would-be
+	// denial.
+	observe bool
+	widen   []policy.Widening
 }
 
 func (g *Gateway) scopePath(t Target) string {
@@ -115,12 +120,12 @@ func (g *Gateway) scopePath(t Target) string {
 // run the call. The decision is counted.
 func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decision {
 	out := g.decideWith(t, call, ex, nil)
-	g.observe(t, call, out)
+	g.countDecision(t, call, out)
 	return out
 }
 
-// observe counts a decision (once per call, whatever was asked on the way).
-func (g *Gateway) observe(t Target, call policy.Call, dec decision) {
+// countDecision counts a decision (once per call, whatever was asked on the way).
+func (g *Gateway) countDecision(t Target, call policy.Call, dec decision) {
 	g.opts.Observer.ObserveDecision(call.Tool, dec.d.Allowed, string(dec.d.Reason), t.via())
 }
 
@@ -170,6 +175,10 @@ func (g *Gateway) decideWith(t Target, call policy.Call, ex policy.Execution, gr
 	out.d.Execution = ex
 	if !out.d.Allowed && t.BranchDir != "" {
 		g.selectHints(&out.d, t.BranchDir)
+		// The mode is read only for what observe mode would let through.
+		if out.d.Widenable() && g.Observing(t.BranchDir) {
+			g.observe(t, call, &out)
+		}
 	}
 	g.opts.Observer.ObserveDecisionDuration(time.Since(start).Seconds())
 	return out
@@ -285,7 +294,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	} else if !dec.d.Allowed {
 		dec, ap = g.offer(ctx, t, call, dec, res.CallID)
 	}
-	g.observe(t, call, dec)
+	g.countDecision(t, call, dec)
 	res.Decision = dec.d
 	e := g.entry(res.CallID, now, call, dec)
 	e.Mode, e.AgentTool = t.callMode(), t.AgentTool
@@ -307,6 +316,15 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	if err := log.Writable(); err != nil {
 		g.opts.Observer.AuditWriteError()
 		return res, fmt.Errorf("audit: the call was not run, its tools.org entry could not be written: %w", err)
+	}
+	if !dec.observe && g.Observing(t.BranchDir) {
+		// An allowed call on an observing branch runs as observe mode runs
+		// calls: what its run-time checks would refuse is observed.
+		if osc, err := g.observedScope(g.scopePath(t), dec.scope, dec.env); err == nil {
+			dec.scope, dec.observe = osc, true
+		} else {
+			g.opts.Warn(err.Error())
+		}
 	}
 	readOnly := readOnlyTool(call.Tool)
 	if readOnly {
@@ -330,6 +348,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	g.opts.Observer.ObserveCallDuration(call.Tool, elapsed.Seconds())
 	res.Result = out.result
 	out.fill(&e, elapsed)
+	recordObserved(&e, out.observed)
 	if ctx.Err() != nil {
 		e.Decision = audit.DecisionInterrupted
 	}
@@ -414,11 +433,17 @@ func (g *Gateway) entry(callID string, now time.Time, call policy.Call, dec deci
 		CallID: callID, Time: now, Tool: call.Tool, Reason: string(dec.d.Reason), Rule: dec.d.Rule,
 		Resource: dec.d.Resource, Cwd: dec.cwd, Args: call.Args,
 	}
-	if dec.d.Allowed {
+	switch {
+	case dec.d.Observed != nil:
+		o := dec.d.Observed
+		e.Decision, e.Reason, e.Rule, e.Resource = audit.DecisionObserved, string(o.Reason), o.Rule, o.Resource
+		e.Message, e.Widen = dec.d.Message, dec.widen
+	case dec.d.Allowed:
 		e.Decision = audit.DecisionAllowed
-	} else {
+	default:
 		e.Decision = audit.DecisionDenied
 		e.Message = dec.d.Message
+		e.Widen = dec.d.Widenings()
 	}
 	if len(e.Args) == 0 || !json.Valid(e.Args) {
 		e.Args = json.RawMessage("{}")
@@ -434,6 +459,8 @@ type outcome struct {
 	stderr      string
 	confinement string
 	err         string
+	// observed are the run-time violations observe mode let through.
+	observed []policy.Violation
 }
 
 func (o outcome) fill(e *audit.Entry, elapsed time.Duration) {
@@ -443,10 +470,13 @@ func (o outcome) fill(e *audit.Entry, elapsed time.Duration) {
 	e.Stdout, e.Stderr, e.Confinement, e.Error = o.stdout, o.stderr, o.confinement, o.err
 }
 
-// checker adapts a compiled scope to exec's run-time checks.
+// checker adapts a compiled scope to exec's run-time checks; in observe
+// mode (observe set) what observe mode lets through is recorded there
+// instead of refused.
 type checker struct {
-	scope *policy.Scope
-	env   policy.Env
+	scope   *policy.Scope
+	env     policy.Env
+	observe *observed
 }
 
 func (c checker) CheckExec(argv []string, cwd string, masked func(dir string, follow bool) bool) []policy.Violation {
@@ -456,11 +486,11 @@ func (c checker) CheckExec(argv []string, cwd string, masked func(dir string, fo
 	if env.Masked == nil {
 		env.Masked = func(string, bool) bool { return false }
 	}
-	return c.scope.CheckExec(argv, cwd, env)
+	return c.observe.filter(c.scope.CheckExec(argv, cwd, env))
 }
 
 func (c checker) CheckPath(path string, access policy.Access, cwd string) []policy.Violation {
-	return c.scope.CheckPath(path, access, cwd, c.env)
+	return c.observe.filter(c.scope.CheckPath(path, access, cwd, c.env))
 }
 
 func (c checker) LookPath(word, cwd string) (string, error) {
@@ -487,8 +517,13 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 	if helper == "" {
 		helper, _ = os.Executable()
 	}
+	var seen *observed
+	if dec.observe {
+		seen = new(observed)
+		read, write = observedRoots(read, write, dec.widen)
+	}
 	runner, err := exec.New(exec.Options{
-		Checker: checker{scope: dec.scope, env: dec.env}, ReadRoots: read, WriteRoots: write,
+		Checker: checker{scope: dec.scope, env: dec.env, observe: seen}, ReadRoots: read, WriteRoots: write, Broad: dec.observe,
 		Protected: dec.env.Protected, Deny: dec.scope.DenyPatterns(), Host: &g.host, Home: g.opts.Home,
 		Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
 		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: ro.stderr, Progress: g.opts.Progress,
@@ -497,18 +532,20 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 		return failed(err)
 	}
 	res, err := runner.Run(ctx, call, dec.cwd)
+	res.Observed = seen.list()
 	if err != nil {
 		var denied *exec.DeniedError
 		if errors.As(err, &denied) {
 			out := failed(err)
 			out.exitCode = exec.ExitRefused
-			out.result = exec.Result{ExitCode: exec.ExitRefused, Stderr: "scopegate: " + err.Error(), Refused: denied.Violations}
+			out.result = exec.Result{ExitCode: exec.ExitRefused, Stderr: "scopegate: " + err.Error(), Refused: denied.Violations, Observed: res.Observed}
+			out.observed = res.Observed
 			return out
 		}
 		return failed(err)
 	}
 	out := outcome{result: res, exitCode: res.ExitCode, stdout: res.Stdout, stderr: res.Stderr,
-		confinement: res.Confinement}
+		confinement: res.Confinement, observed: res.Observed}
 	if call.Tool != policy.ToolShell {
 		// File tools: their payload is the result.
 		payload, _ := json.Marshal(res)

@@ -110,6 +110,8 @@ type Gateway struct {
 	// host is what the runners of this process learn about the host
 	// (namespace probe, deny walk cache), shared across calls.
 	host exec.Host
+	// learn caches the branches' modes and observe mode's scopes.
+	learn observeState
 }
 
 // cachedCwd is a branch's default working directory and the identity (or
