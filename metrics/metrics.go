@@ -52,6 +52,7 @@ func Sections() []string {
 		"paths.read", "paths.write", "paths.deny",
 		"shell_commands.allow", "shell_commands.deny",
 		"org_roam_patterns.subdirectory", "org_roam_patterns.tags", "org_roam_patterns.node_ids",
+		"network",
 	}
 }
 
