@@ -13,6 +13,7 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/exec"
+	"github.com/scopegate/scopegate/exec/netproxy"
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/roam"
 	"github.com/scopegate/scopegate/sessions"
@@ -259,6 +260,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	g.opts.Observer.ObserveCallDuration(call.Tool, elapsed.Seconds())
 	res.Result = out.result
 	out.fill(&e, elapsed)
+	g.observeConnections(out.network)
 	if ctx.Err() != nil {
 		e.Decision = audit.DecisionInterrupted
 	}
@@ -363,6 +365,7 @@ type outcome struct {
 	stderr      string
 	confinement string
 	err         string
+	network     []netproxy.Conn
 }
 
 func (o outcome) fill(e *audit.Entry, elapsed time.Duration) {
@@ -370,6 +373,30 @@ func (o outcome) fill(e *audit.Entry, elapsed time.Duration) {
 	ms := elapsed.Milliseconds()
 	e.ExitCode, e.DurationMS = &code, &ms
 	e.Stdout, e.Stderr, e.Confinement, e.Error = o.stdout, o.stderr, o.confinement, o.err
+	for _, c := range o.network {
+		e.Network = append(e.Network, audit.Conn{Host: c.Host, Port: c.Port, Allowed: c.Allowed, Rule: c.Rule})
+	}
+}
+
+// connObserver is an Observer that also counts a call's connections
+// (metrics does; observers that do not are left alone).
+type connObserver interface {
+	ObserveConnections(allowed, denied int)
+}
+
+// observeConnections counts the connections of a call's result.
+func (g *Gateway) observeConnections(conns []netproxy.Conn) {
+	o, ok := g.opts.Observer.(connObserver)
+	if !ok || len(conns) == 0 {
+		return
+	}
+	allowed := 0
+	for _, c := range conns {
+		if c.Allowed {
+			allowed++
+		}
+	}
+	o.ObserveConnections(allowed, len(conns)-allowed)
 }
 
 // checker adapts a compiled scope to exec's run-time checks.
@@ -443,7 +470,7 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 		return out
 	}
 	out := outcome{result: res, exitCode: res.ExitCode, stdout: res.Stdout, stderr: res.Stderr,
-		confinement: res.Confinement}
+		confinement: res.Confinement, network: res.Network}
 	if call.Tool != policy.ToolShell {
 		// File tools: their payload is the result.
 		payload, _ := json.Marshal(res)

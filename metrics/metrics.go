@@ -70,6 +70,7 @@ type Metrics struct {
 	scopeLoadErrors  prometheus.Counter
 	inflight         prometheus.Gauge
 	auditWriteErrors prometheus.Counter
+	netConns         *prometheus.CounterVec
 }
 
 // New returns the metrics in a new registry, every bounded label
@@ -115,9 +116,15 @@ func New(o Options) *Metrics {
 			Name: "scopegate_audit_write_errors_total",
 			Help: "tools.org entries that could not be written.",
 		}),
+		netConns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "scopegate_network_connections_total",
+			Help: "Connections a shell call's programs attempted, by decision (never by host).",
+		}, []string{"decision"}),
 	}
 	m.reg.MustRegister(m.toolCalls, m.denials, m.callDuration, m.decisionDuration,
-		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors)
+		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors, m.netConns)
+	m.netConns.WithLabelValues("allowed")
+	m.netConns.WithLabelValues("denied")
 
 	for _, tool := range append(slices.Clone(m.tools), Unknown) {
 		m.callDuration.WithLabelValues(tool)
@@ -192,6 +199,12 @@ func (m *Metrics) InflightDec() { m.inflight.Dec() }
 
 // AuditWriteError counts a tools.org entry that could not be written.
 func (m *Metrics) AuditWriteError() { m.auditWriteErrors.Inc() }
+
+// ObserveConnections counts the connections of one call.
+func (m *Metrics) ObserveConnections(allowed, denied int) {
+	m.netConns.WithLabelValues("allowed").Add(float64(allowed))
+	m.netConns.WithLabelValues("denied").Add(float64(denied))
+}
 
 // Registry is the registry holding the metrics, for callers that add
 // collectors of their own.
