@@ -27,9 +27,9 @@ func TestMap(t *testing.T) {
 		{"write", agents.ClaudeCode, input("Write", `{"file_path":"/p/b","content":"x"}`),
 			agents.KindFiles, []string{`write_file {"content":"x","path":"/p/b"}`}},
 		{"edit", agents.ClaudeCode, input("Edit", `{"file_path":"/p/b","old_string":"a","new_string":"b"}`),
-			agents.KindFiles, []string{`edit_file {"new_string":"b","old_string":"a","path":"/p/b","replace_all":false}`}},
+			agents.KindFiles, []string{`edit_file {"new_string":"b","old_string":"a","path":"/p/b"}`}},
 		{"multiedit", agents.ClaudeCode, input("MultiEdit", `{"file_path":"/p/b","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d","replace_all":true}]}`),
-			agents.KindFiles, []string{`edit_file {"new_string":"b","old_string":"a","path":"/p/b","replace_all":false}`,
+			agents.KindFiles, []string{`edit_file {"new_string":"b","old_string":"a","path":"/p/b"}`,
 				`edit_file {"new_string":"d","old_string":"c","path":"/p/b","replace_all":true}`}},
 		{"notebook", agents.ClaudeCode, input("NotebookEdit", `{"notebook_path":"/p/n.ipynb","new_source":"print(1)","cell_id":"c1"}`),
 			agents.KindFiles, []string{`write_file {"content":"print(1)","path":"/p/n.ipynb"}`}},
@@ -137,6 +137,14 @@ func TestAnswers(t *testing.T) {
 		upd, _ := h["updatedInput"].(map[string]any)
 		if h["permissionDecision"] != "allow" || upd["command"] != "/bin/scopegate exec --call X" || upd["description"] != "list" {
 			t.Errorf("%s rewrite: %v", agent, h)
+		}
+	}
+	for _, agent := range agents.Names() {
+		why := "config.yml:3: bad\nline\x1b[2J"
+		d := decode(agents.Refuse(agent, why))
+		want := `scopegate: config.yml:3: bad\nline\x1b[2J; the tool call is denied`
+		if d["permissionDecision"] != "deny" || d["permissionDecisionReason"] != want {
+			t.Errorf("%s refuse: %v, want a deny with reason %q (one line, control characters escaped)", agent, d, want)
 		}
 	}
 	if a := agents.Allow(agents.Codex); len(a.Stdout) != 0 || a.Exit != 0 {
