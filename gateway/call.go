@@ -111,6 +111,11 @@ func (g *Gateway) scopePath(t Target) string {
 // decide is the one decision path of every entry point; ex says who will
 // run the call.
 func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decision {
+	return g.decideWith(t, call, ex, func(sc *policy.Scope, env policy.Env) policy.Decision { return sc.Decide(call, env) })
+}
+
+// decideWith is decide with the scope's decision made by fn.
+func (g *Gateway) decideWith(t Target, call policy.Call, ex policy.Execution, fn func(*policy.Scope, policy.Env) policy.Decision) decision {
 	start := time.Now()
 	// Once per call: every file read below is then as fresh as the call.
 	if !t.Synced {
@@ -138,7 +143,7 @@ func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decisi
 		out.d = DenyFor(call.Tool, err)
 	} else {
 		out.scope = sc
-		out.d = sc.Decide(call, env)
+		out.d = fn(sc, env)
 	}
 	out.cwd = call.Cwd
 	if out.cwd == "" {
@@ -160,14 +165,41 @@ func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decisi
 // audited in tools.org (:MODE: check); with a bare scope file nothing is
 // written.
 func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallResult, error) {
+	return g.check(ctx, t, call, "", func(sc *policy.Scope, env policy.Env) policy.Decision { return sc.Decide(call, env) })
+}
+
+// ToolWebFetch is the tool of the entries of an agent's web fetch (Claude
+// Code's WebFetch): a network decision on the URL's host, not a tool of
+// CONTRACT §3 (counted as tool "unknown").
+const ToolWebFetch = "web_fetch"
+
+// CheckHost decides, audits and counts a connection an agent's own tool
+// makes (Claude Code's WebFetch) to host:port of url, against the network
+// section of the branch's scope.
+func (g *Gateway) CheckHost(ctx context.Context, t Target, url, host string, port int) (CallResult, error) {
+	args, err := json.Marshal(map[string]any{"url": url, "host": host, "port": port})
+	if err != nil {
+		return CallResult{}, fmt.Errorf("check host: %w", err)
+	}
+	call := policy.Call{Tool: ToolWebFetch, Args: args}
+	what := t.AgentTool + " fetches"
+	return g.check(ctx, t, call, url, func(sc *policy.Scope, env policy.Env) policy.Decision {
+		return sc.DecideHost(ToolWebFetch, host, port, what)
+	})
+}
+
+// check is Check with the decision made by fn and the entry's headline
+// summary (empty: derived from the arguments).
+func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, summary string, fn func(*policy.Scope, policy.Env) policy.Decision) (CallResult, error) {
 	now := g.opts.Now()
 	res := CallResult{CallID: audit.NewCallID(now)}
-	dec := g.decide(t, call, t.checkExecution(call))
+	dec := g.decideWith(t, call, t.checkExecution(call), fn)
 	res.Decision = dec.d
 	if t.BranchDir == "" {
 		return res, nil
 	}
 	e := g.entry(res.CallID, now, call, dec)
+	e.Summary = summary
 	e.Mode, e.AgentTool = t.checkMode(), t.AgentTool
 	log := g.log(t.BranchDir)
 	// A check changes nothing: its entry is written (and survives the

@@ -95,6 +95,17 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 		return agents.Answer{}, err
 	}
 	t := Target{BranchDir: branchDir, Via: ViaHook, AgentTool: in.ToolName}
+	if m.Kind == agents.KindNetwork {
+		t.Cwd = in.Cwd
+		res, err := g.CheckHost(ctx, t, m.URL, m.Host, m.Port)
+		if err != nil {
+			return agents.Answer{}, fmt.Errorf("could not record the decision: %w", err)
+		}
+		if !res.Decision.Allowed {
+			return agents.Deny(agent, res.Decision.Message), nil
+		}
+		return agents.Allow(agent), nil
+	}
 	var last CallResult
 	for _, c := range m.Calls {
 		c.Cwd = in.Cwd

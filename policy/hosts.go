@@ -69,3 +69,16 @@ func joinHostPort(host string, port int) string {
 	}
 	return host + ":" + strconv.Itoa(port)
 }
+
+// DecideHost decides a connection an agent's own tool makes to host:port
+// (Claude Code's WebFetch): allowed when network allows the host, else
+// host_not_in_scope with the --allow-host widening; what names who
+// connects ("WebFetch fetches").
+func (s *Scope) DecideHost(tool, host string, port int, what string) Decision {
+	if ok, rule := s.net.AllowHost(host, port); ok {
+		d := Allow(tool)
+		d.Rule, d.Resource = rule, joinHostPort(host, port)
+		return d
+	}
+	return Deny(tool, s.net.hostViolation(host, port, what))
+}
