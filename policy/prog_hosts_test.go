@@ -215,3 +215,21 @@ func TestProgHostVars(t *testing.T) {
 		}
 	}
 }
+
+func TestDecideHost(t *testing.T) {
+	sc, err := policy.Compile(policy.Document{Network: netList}, policy.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := sc.DecideHost("web_fetch", "raw.githubusercontent.com", 443, "WebFetch fetches"); !d.Allowed || d.Rule != "network[1] .githubusercontent.com" {
+		t.Errorf("allowed host: %+v", d)
+	}
+	d := sc.DecideHost("web_fetch", "evil.example", 443, "WebFetch fetches")
+	if d.Allowed || d.Reason != policy.ReasonHostNotInScope || !d.Widenable() || !strings.HasPrefix(d.Message, "WebFetch fetches evil.example:443") {
+		t.Errorf("denied host: %+v", d)
+	}
+	anyScope, _ := policy.Compile(policy.Document{Network: policy.NetworkRules{Mode: policy.NetworkAny}}, policy.Env{})
+	if d := anyScope.DecideHost("web_fetch", "evil.example", 443, "WebFetch fetches"); !d.Allowed {
+		t.Errorf("network any: %+v", d)
+	}
+}
