@@ -99,15 +99,22 @@ const (
 	// KindShell is a shell command: one shell call, run by `scopegate exec`
 	// when allowed.
 	KindShell
-	// KindOther is a tool the mapping does not cover (web fetch,
+	// KindOther is a tool the mapping does not cover (web search,
 	// sub-agents, MCP tools): hooks.other_tools decides.
 	KindOther
+	// KindNetwork is a tool the agent runs itself that connects to a host
+	// (Claude Code's WebFetch): the scope's network decides URL's host.
+	KindNetwork
 )
 
 // Mapping is an agent's tool call as scopegate calls.
 type Mapping struct {
 	Kind  Kind
 	Calls []policy.Call
+	// URL, Host and Port are what a KindNetwork tool connects to.
+	URL  string
+	Host string
+	Port int
 }
 
 // Map maps a hook input of agent to scopegate calls. The calls carry no

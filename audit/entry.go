@@ -122,6 +122,29 @@ type Entry struct {
 	// approved it: under a one-time grant, or after the widening was
 	// applied to the branch.
 	Approved string `json:"approved,omitempty"`
+	// Network lists the connections a shell call's programs attempted
+	// (its ** Network section; :NET_DENIED: counts the refused ones).
+	Network []Conn `json:"network,omitempty"`
+}
+
+// Conn is one connection of a call, as its result lists it: the host and
+// port asked for, whether it was allowed, and the rule that decided.
+type Conn struct {
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Allowed bool   `json:"allowed"`
+	Rule    string `json:"rule,omitempty"`
+}
+
+// NetDenied counts the refused connections of e.
+func (e *Entry) NetDenied() int {
+	n := 0
+	for _, c := range e.Network {
+		if !c.Allowed {
+			n++
+		}
+	}
+	return n
 }
 
 // Keyword is the entry's headline keyword: its Status in capitals.

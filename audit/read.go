@@ -272,6 +272,18 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 	}
 	e.Stdout = o.sections["Result"]
 	e.Stderr = o.sections["Stderr"]
+	if text, ok := o.sections["Network"]; ok {
+		conns, err := parseConns(text)
+		if err != nil {
+			return malformed(err)
+		}
+		e.Network = conns
+	}
+	if v, ok := o.props["NET_DENIED"]; ok {
+		if n, err := strconv.Atoi(v); err != nil || n != e.NetDenied() {
+			return malformed(fmt.Errorf("NET_DENIED %q does not count the denied connections of the Network section", v))
+		}
+	}
 
 	// Headline: KEYWORD TOOL[: SUMMARY]
 	_, rest, _ := strings.Cut(o.headline, " ")

@@ -221,7 +221,7 @@ func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec dec
 			}
 		}
 		t.Synced = false
-		again := g.decideWith(t, call, policy.ExecutionConfined, nil)
+		again := g.decideWith(t, call, policy.ExecutionConfined, nil, nil)
 		if again.d.Allowed {
 			ap.approved = AnswerSession
 		}
@@ -242,7 +242,7 @@ func (g *Gateway) granted(t Target, call policy.Call, dec decision, callID strin
 	if !found || grant.Call != CallSum(call) {
 		return dec, Grant{}, false
 	}
-	again := g.decideWith(t, call, policy.ExecutionConfined, grant.Widenings)
+	again := g.decideWith(t, call, policy.ExecutionConfined, grant.Widenings, nil)
 	return again, grant, again.d.Allowed
 }
 
@@ -255,7 +255,7 @@ func (g *Gateway) Offerable(t Target, call policy.Call) (Offer, bool) {
 	if t.BranchDir == "" {
 		return Offer{}, false
 	}
-	dec := g.decideWith(t, call, policy.ExecutionConfined, nil)
+	dec := g.decideWith(t, call, policy.ExecutionConfined, nil, nil)
 	if dec.d.Allowed {
 		return Offer{}, false
 	}

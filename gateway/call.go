@@ -13,6 +13,7 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/exec"
+	"github.com/scopegate/scopegate/exec/netproxy"
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/roam"
 	"github.com/scopegate/scopegate/sessions"
@@ -119,7 +120,7 @@ func (g *Gateway) scopePath(t Target) string {
 // decide is the one decision path of every entry point; ex says who will
 // run the call. The decision is counted.
 func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decision {
-	out := g.decideWith(t, call, ex, nil)
+	out := g.decideWith(t, call, ex, nil, nil)
 	g.countDecision(t, call, out)
 	return out
 }
@@ -131,8 +132,9 @@ func (g *Gateway) countDecision(t Target, call policy.Call, dec decision) {
 
 // decideWith decides call without counting it. With grant, the call is
 // decided against the branch's scope widened by grant (a one-time grant),
-// never written to scope.yml.
-func (g *Gateway) decideWith(t Target, call policy.Call, ex policy.Execution, grant []policy.Widening) decision {
+// never written to scope.yml. fn makes the scope's decision (nil: the
+// scope decides the call).
+func (g *Gateway) decideWith(t Target, call policy.Call, ex policy.Execution, grant []policy.Widening, fn func(*policy.Scope, policy.Env) policy.Decision) decision {
 	start := time.Now()
 	// Once per call: every file read below is then as fresh as the call.
 	if !t.Synced {
@@ -163,7 +165,11 @@ func (g *Gateway) decideWith(t Target, call policy.Call, ex policy.Execution, gr
 		out.d = DenyFor(call.Tool, err)
 	} else {
 		out.scope = sc
-		out.d = sc.Decide(call, env)
+		if fn == nil {
+			out.d = sc.Decide(call, env)
+		} else {
+			out.d = fn(sc, env)
+		}
 	}
 	out.cwd = call.Cwd
 	if out.cwd == "" {
@@ -209,22 +215,47 @@ func (g *Gateway) widened(path string, env policy.Env, ws []policy.Widening) (*p
 // audited in tools.org (:MODE: check); with a bare scope file nothing is
 // written.
 func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallResult, error) {
-	res, _, err := g.check(ctx, t, call, "")
+	res, _, err := g.check(ctx, t, call, "", "", nil)
+	return res, err
+}
+
+// ToolWebFetch is the tool of the entries of an agent's web fetch (Claude
+// Code's WebFetch): a network decision on the URL's host, not a tool of
+// CONTRACT §3 (counted as tool "unknown").
+const ToolWebFetch = "web_fetch"
+
+// CheckHost decides, audits and counts a connection an agent's own tool
+// makes (Claude Code's WebFetch) to host:port of url, against the network
+// section of the branch's scope.
+func (g *Gateway) CheckHost(ctx context.Context, t Target, url, host string, port int) (CallResult, error) {
+	args, err := json.Marshal(map[string]any{"url": url, "host": host, "port": port})
+	if err != nil {
+		return CallResult{}, fmt.Errorf("check host: %w", err)
+	}
+	call := policy.Call{Tool: ToolWebFetch, Args: args}
+	what := t.AgentTool + " fetches"
+	res, _, err := g.check(ctx, t, call, "", url, func(sc *policy.Scope, env policy.Env) policy.Decision {
+		return sc.DecideHost(ToolWebFetch, host, port, what)
+	})
 	return res, err
 }
 
 // check is Check; with a channel, a denial that may be offered is recorded
 // as left to the user through that channel (:DECISION: asked) and its
-// widenings returned.
-func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, channel string) (CallResult, []policy.Widening, error) {
+// widenings returned. fn makes the scope's decision (nil: the scope decides
+// the call), summary is the entry's headline summary (empty: derived from
+// the arguments).
+func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, channel, summary string, fn func(*policy.Scope, policy.Env) policy.Decision) (CallResult, []policy.Widening, error) {
 	now := g.opts.Now()
 	res := CallResult{CallID: audit.NewCallID(now)}
-	dec := g.decide(t, call, t.checkExecution(call))
+	dec := g.decideWith(t, call, t.checkExecution(call), nil, fn)
+	g.countDecision(t, call, dec)
 	res.Decision = dec.d
 	if t.BranchDir == "" {
 		return res, nil, nil
 	}
 	e := g.entry(res.CallID, now, call, dec)
+	e.Summary = summary
 	e.Mode, e.AgentTool = t.checkMode(), t.AgentTool
 	var ws []policy.Widening
 	if channel != "" && !dec.d.Allowed {
@@ -284,7 +315,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	if res.CallID == "" {
 		res.CallID = audit.NewCallID(now)
 	}
-	dec := g.decideWith(t, call, policy.ExecutionConfined, nil)
+	dec := g.decideWith(t, call, policy.ExecutionConfined, nil, nil)
 	var ap approval
 	if ro.grant {
 		// The grant is spent by this run whether it is needed or not.
@@ -349,6 +380,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	res.Result = out.result
 	out.fill(&e, elapsed)
 	recordObserved(&e, out.observed)
+	g.observeConnections(out.network)
 	if ctx.Err() != nil {
 		e.Decision = audit.DecisionInterrupted
 	}
@@ -461,6 +493,7 @@ type outcome struct {
 	err         string
 	// observed are the run-time violations observe mode let through.
 	observed []policy.Violation
+	network  []netproxy.Conn
 }
 
 func (o outcome) fill(e *audit.Entry, elapsed time.Duration) {
@@ -468,6 +501,30 @@ func (o outcome) fill(e *audit.Entry, elapsed time.Duration) {
 	ms := elapsed.Milliseconds()
 	e.ExitCode, e.DurationMS = &code, &ms
 	e.Stdout, e.Stderr, e.Confinement, e.Error = o.stdout, o.stderr, o.confinement, o.err
+	for _, c := range o.network {
+		e.Network = append(e.Network, audit.Conn{Host: c.Host, Port: c.Port, Allowed: c.Allowed, Rule: c.Rule})
+	}
+}
+
+// connObserver is an Observer that also counts a call's connections
+// (metrics does; observers that do not are left alone).
+type connObserver interface {
+	ObserveConnections(allowed, denied int)
+}
+
+// observeConnections counts the connections of a call's result.
+func (g *Gateway) observeConnections(conns []netproxy.Conn) {
+	o, ok := g.opts.Observer.(connObserver)
+	if !ok || len(conns) == 0 {
+		return
+	}
+	allowed := 0
+	for _, c := range conns {
+		if c.Allowed {
+			allowed++
+		}
+	}
+	o.ObserveConnections(allowed, len(conns)-allowed)
 }
 
 // checker adapts a compiled scope to exec's run-time checks; in observe
@@ -545,7 +602,7 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 		return failed(err)
 	}
 	out := outcome{result: res, exitCode: res.ExitCode, stdout: res.Stdout, stderr: res.Stderr,
-		confinement: res.Confinement, observed: res.Observed}
+		confinement: res.Confinement, observed: res.Observed, network: res.Network}
 	if call.Tool != policy.ToolShell {
 		// File tools: their payload is the result.
 		payload, _ := json.Marshal(res)

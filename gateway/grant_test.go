@@ -75,7 +75,7 @@ func TestGrantRefused(t *testing.T) {
 	if err := StoreGrant(dir, Grant{CallID: id, Call: CallSum(c), Widenings: []policy.Widening{{Flag: "--read", Value: "/y"}}}); err != nil {
 		t.Fatal(err)
 	}
-	dec := g.decideWith(Target{BranchDir: dir}, other, policy.ExecutionConfined, nil)
+	dec := g.decideWith(Target{BranchDir: dir}, other, policy.ExecutionConfined, nil, nil)
 	if _, _, ok := g.granted(Target{BranchDir: dir}, other, dec, id); ok {
 		t.Fatal("a grant for another call let this one run")
 	}

@@ -101,6 +101,17 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 		return agents.Answer{}, err
 	}
 	t := Target{BranchDir: branchDir, Via: ViaHook, AgentTool: in.ToolName}
+	if m.Kind == agents.KindNetwork {
+		t.Cwd = in.Cwd
+		res, err := g.CheckHost(ctx, t, m.URL, m.Host, m.Port)
+		if err != nil {
+			return agents.Answer{}, fmt.Errorf("could not record the decision: %w", err)
+		}
+		if !res.Decision.Allowed {
+			return agents.Deny(agent, res.Decision.Message), nil
+		}
+		return agents.Allow(agent), nil
+	}
 	// A call denied for a scope reason is left to the user where the agent
 	// will ask one (CONTRACT §9); everywhere else it is denied.
 	channel := ""
@@ -111,7 +122,7 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 	var widen []policy.Widening
 	for _, c := range m.Calls {
 		c.Cwd = in.Cwd
-		res, ws, err := g.check(ctx, t, c, channel)
+		res, ws, err := g.check(ctx, t, c, channel, "", nil)
 		if err != nil {
 			return agents.Answer{}, fmt.Errorf("could not record the decision: %w", err)
 		}

@@ -58,6 +58,7 @@ func Sections() []string {
 		"paths.read", "paths.write", "paths.deny",
 		"shell_commands.allow", "shell_commands.deny",
 		"org_roam_patterns.subdirectory", "org_roam_patterns.tags", "org_roam_patterns.node_ids",
+		"network",
 	}
 }
 
@@ -76,6 +77,7 @@ type Metrics struct {
 	inflight         prometheus.Gauge
 	auditWriteErrors prometheus.Counter
 	approvals        *prometheus.CounterVec
+	netConns         *prometheus.CounterVec
 }
 
 // New returns the metrics in a new registry, every bounded label
@@ -125,9 +127,15 @@ func New(o Options) *Metrics {
 			Name: "scopegate_approvals_total",
 			Help: "Denied calls offered to the user, by answer (once and session let the call run).",
 		}, []string{"answer"}),
+		netConns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "scopegate_network_connections_total",
+			Help: "Connections a shell call's programs attempted, by decision (never by host).",
+		}, []string{"decision"}),
 	}
 	m.reg.MustRegister(m.toolCalls, m.denials, m.callDuration, m.decisionDuration,
-		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors, m.approvals)
+		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors, m.approvals, m.netConns)
+	m.netConns.WithLabelValues("allowed")
+	m.netConns.WithLabelValues("denied")
 
 	for _, tool := range append(slices.Clone(m.tools), Unknown) {
 		m.callDuration.WithLabelValues(tool)
@@ -209,6 +217,12 @@ func (m *Metrics) AuditWriteError() { m.auditWriteErrors.Inc() }
 // ObserveApproval counts one answer to an approval offer.
 func (m *Metrics) ObserveApproval(answer string) {
 	m.approvals.WithLabelValues(bound(answer, Answers())).Inc()
+}
+
+// ObserveConnections counts the connections of one call.
+func (m *Metrics) ObserveConnections(allowed, denied int) {
+	m.netConns.WithLabelValues("allowed").Add(float64(allowed))
+	m.netConns.WithLabelValues("denied").Add(float64(denied))
 }
 
 // Registry is the registry holding the metrics, for callers that add

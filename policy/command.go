@@ -502,6 +502,7 @@ func operandAccess(mode operandMode, i, n int, pathLike bool) (Access, bool) {
 // programChecks checks the command a wrapper runs and runs the program's
 // own checks (its table row's check, and its subcommand's).
 func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st *shellState) {
+	c.hostArgs(p)
 	leaf := p.leaf
 	if leaf != nil && leaf.wrapper {
 		c.wrapped(p, leaf, cwd, st)

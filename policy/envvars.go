@@ -139,6 +139,11 @@ var pathListVars = map[string]bool{"PYTHONPATH": true, "NODE_PATH": true, "CLASS
 // envAssign checks setting variable name to val (nil: known only at run
 // time) for a command, or for the rest of the script.
 func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Violation {
+	return append(s.hostVar(name, val), s.envValue(name, val, cwd, env)...)
+}
+
+// envValue checks what setting a variable makes programs do (see envAssign).
+func (s *Scope) envValue(name string, val *string, cwd string, env Env) []Violation {
 	deny := func(why string) []Violation {
 		return []Violation{{Reason: ReasonDangerousArgument, Resource: name, Rule: "environment " + name,
 			Message: fmt.Sprintf("setting %s is refused: it %s", name, why)}}
