@@ -118,7 +118,8 @@ func (p *Proxy) AnswerDNS(ctx context.Context, msg []byte) []byte {
 		resp.RCode = dnsmessage.RCodeNameError
 		return pack(resp)
 	}
-	if ok, rule := p.nameAllowed(name); !ok {
+	ok, port, rule := p.nameAllowed(name)
+	if !ok {
 		p.recordLookup(name, rule)
 		resp.RCode = dnsmessage.RCodeNameError
 		return pack(resp)
@@ -154,7 +155,7 @@ func (p *Proxy) AnswerDNS(ctx context.Context, msg []byte) []byte {
 		if len(resp.Answers) == maxDNSAnswers || a.Is4() != (network == "ip4") {
 			continue
 		}
-		if ok, _ := p.opts.Policy.AllowAddr(name, 0, a); !ok {
+		if ok, _ := p.opts.Policy.AllowAddr(name, port, a); !ok {
 			continue
 		}
 		rh := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: dnsTTL}
@@ -175,11 +176,56 @@ func pack(m dnsmessage.Message) []byte {
 	return b
 }
 
-// nameAllowed reports whether the scope allows host on some port: port 0
-// asks the Policy that question.
-func (p *Proxy) nameAllowed(host string) (bool, string) {
-	return p.opts.Policy.AllowHost(host, 0)
+// NamePolicy is a Policy that can answer the DNS stub's question itself:
+// is host allowed on some port, and on which.
+type NamePolicy interface {
+	AllowName(host string) (allowed bool, port int, rule string)
 }
+
+// nameAllowed reports whether the scope allows host on some port, and a
+// port it allows. A Policy that is not a NamePolicy is asked for the web
+// ports first, then for every port; the answer is kept for the call.
+func (p *Proxy) nameAllowed(host string) (bool, int, string) {
+	if np, ok := p.opts.Policy.(NamePolicy); ok {
+		return np.AllowName(host)
+	}
+	p.mu.Lock()
+	a, ok := p.names[host]
+	p.mu.Unlock()
+	if ok {
+		return a.port > 0, a.port, a.rule
+	}
+	a = nameAnswer{}
+	for _, port := range []int{443, 80} {
+		if ok, rule := p.opts.Policy.AllowHost(host, port); ok {
+			a = nameAnswer{port, rule}
+			break
+		} else {
+			a.rule = rule
+		}
+	}
+	for port := 1; a.port == 0 && port <= 65535; port++ {
+		if ok, rule := p.opts.Policy.AllowHost(host, port); ok {
+			a = nameAnswer{port, rule}
+		}
+	}
+	p.mu.Lock()
+	if len(p.names) < maxNames {
+		p.names[host] = a
+	}
+	p.mu.Unlock()
+	return a.port > 0, a.port, a.rule
+}
+
+// nameAnswer is the DNS stub's decision on one name: a port it is allowed
+// on (0: none) and the rule.
+type nameAnswer struct {
+	port int
+	rule string
+}
+
+// maxNames bounds the names whose decision a Proxy keeps.
+const maxNames = 4096
 
 // recordLookup records a refused name lookup once per name, as a
 // connection with port 0.

@@ -22,7 +22,7 @@ type testPolicy struct {
 func (tp testPolicy) AllowHost(host string, port int) (bool, string) {
 	for h := range tp.hosts {
 		name, p, _ := strings.Cut(h, ":")
-		if name == host && (port == 0 || p == strconv.Itoa(port)) {
+		if name == host && p == strconv.Itoa(port) {
 			return true, "network " + h
 		}
 	}

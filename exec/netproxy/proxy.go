@@ -63,9 +63,8 @@ type Proxy struct {
 	mu      sync.Mutex
 	conns   []Conn
 	dropped int
-	// live are the connections being served, closed when the call's
-	// context ends so that nothing outlives it.
-	live map[net.Conn]struct{}
+	// names are the DNS stub's decisions, by name.
+	names map[string]nameAnswer
 	wg   sync.WaitGroup
 }
 
@@ -83,7 +82,7 @@ func New(opts Options) (*Proxy, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = DefaultMaxConns
 	}
-	return &Proxy{opts: opts, live: map[net.Conn]struct{}{}}, nil
+	return &Proxy{opts: opts, names: map[string]nameAnswer{}}, nil
 }
 
 // Conns returns the connections attempted so far, in order.
@@ -114,18 +113,12 @@ func (p *Proxy) record(c Conn) {
 	p.conns = append(p.conns, c)
 }
 
-// track registers a connection to close when ctx ends; the returned
-// function unregisters and closes it.
+// track arranges for c to be closed when ctx ends, so that nothing
+// outlives the call; the returned function closes it sooner.
 func (p *Proxy) track(ctx context.Context, c net.Conn) func() {
-	p.mu.Lock()
-	p.live[c] = struct{}{}
-	p.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	return func() {
 		stop()
-		p.mu.Lock()
-		delete(p.live, c)
-		p.mu.Unlock()
 		c.Close()
 	}
 }
