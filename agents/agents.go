@@ -154,9 +154,10 @@ func preToolUse(fields map[string]any) []byte {
 	return append(out, '\n')
 }
 
-// call builds a scopegate call from args; args are the contract's, so the
-// error can only be a bug, reported as invalid input.
-func call(tool string, args map[string]any) (policy.Call, error) {
+// call builds a scopegate call from args, one of the contract's typed args
+// (policy.*Args); their encoding cannot fail, so an error can only be a bug,
+// reported as invalid input.
+func call(tool string, args any) (policy.Call, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return policy.Call{}, fmt.Errorf("%w: %v", ErrInvalidInput, err)
@@ -164,10 +165,24 @@ func call(tool string, args map[string]any) (policy.Call, error) {
 	return policy.Call{Tool: tool, Args: raw}, nil
 }
 
-// fields decodes a tool_input object into v, naming the tool on failure.
-func fields(in Input, v any) error {
+// one is the mapping of kind to the single call of tool with args.
+func one(kind Kind, tool string, args any) (Mapping, error) {
+	c, err := call(tool, args)
+	if err != nil {
+		return Mapping{}, err
+	}
+	return Mapping{Kind: kind, Calls: []policy.Call{c}}, nil
+}
+
+// fields decodes a tool_input object into v, naming the tool on failure,
+// and requires the string field name, decoded into *value, to be set (no
+// requirement when value is nil).
+func fields(in Input, v any, name string, value *string) error {
 	if err := json.Unmarshal(in.ToolInput, v); err != nil {
 		return fmt.Errorf("%w: tool_input of %s: %v", ErrInvalidInput, in.ToolName, err)
+	}
+	if value != nil {
+		return need(in, name, *value)
 	}
 	return nil
 }

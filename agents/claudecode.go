@@ -18,7 +18,9 @@ import (
 //	Grep         → grep
 //	LS           → list_dir
 //
-// Any other tool (WebFetch, WebSearch, Task, mcp__*) is KindOther.
+// Any other tool (WebFetch, WebSearch, Task, mcp__*) is KindOther. The
+// calls are built from the contract's typed args (policy.*Args), so that a
+// renamed contract field breaks the build here.
 func mapClaudeCode(in Input) (Mapping, error) {
 	switch in.ToolName {
 	case "Bash":
@@ -26,15 +28,12 @@ func mapClaudeCode(in Input) (Mapping, error) {
 			Command string `json:"command"`
 			Timeout *int64 `json:"timeout"`
 		}
-		if err := fields(in, &a); err != nil {
+		if err := fields(in, &a, "command", &a.Command); err != nil {
 			return Mapping{}, err
 		}
-		if err := need(in, "command", a.Command); err != nil {
-			return Mapping{}, err
-		}
-		args := map[string]any{"command": a.Command}
+		args := policy.ShellArgs{Command: a.Command}
 		if a.Timeout != nil && *a.Timeout > 0 {
-			args["timeout_ms"] = *a.Timeout
+			args.TimeoutMS = a.Timeout
 		}
 		return one(KindShell, policy.ToolShell, args)
 	case "Read":
@@ -43,60 +42,34 @@ func mapClaudeCode(in Input) (Mapping, error) {
 			Offset   *int   `json:"offset"`
 			Limit    *int   `json:"limit"`
 		}
-		if err := fields(in, &a); err != nil {
+		if err := fields(in, &a, "file_path", &a.FilePath); err != nil {
 			return Mapping{}, err
 		}
-		if err := need(in, "file_path", a.FilePath); err != nil {
-			return Mapping{}, err
-		}
-		args := map[string]any{"path": a.FilePath}
-		if a.Offset != nil {
-			args["offset"] = *a.Offset
-		}
-		if a.Limit != nil {
-			args["limit"] = *a.Limit
-		}
-		return one(KindFiles, policy.ToolReadFile, args)
+		return one(KindFiles, policy.ToolReadFile, policy.ReadFileArgs{Path: a.FilePath, Offset: a.Offset, Limit: a.Limit})
 	case "Write":
 		var a struct {
 			FilePath string `json:"file_path"`
 			Content  string `json:"content"`
 		}
-		if err := fields(in, &a); err != nil {
+		if err := fields(in, &a, "file_path", &a.FilePath); err != nil {
 			return Mapping{}, err
 		}
-		if err := need(in, "file_path", a.FilePath); err != nil {
-			return Mapping{}, err
-		}
-		return one(KindFiles, policy.ToolWriteFile, map[string]any{"path": a.FilePath, "content": a.Content})
+		return one(KindFiles, policy.ToolWriteFile, policy.WriteFileArgs{Path: a.FilePath, Content: &a.Content})
 	case "Edit":
 		var a struct {
-			FilePath   string `json:"file_path"`
-			OldString  string `json:"old_string"`
-			NewString  string `json:"new_string"`
-			ReplaceAll bool   `json:"replace_all"`
+			FilePath string `json:"file_path"`
+			edit
 		}
-		if err := fields(in, &a); err != nil {
+		if err := fields(in, &a, "file_path", &a.FilePath); err != nil {
 			return Mapping{}, err
 		}
-		if err := need(in, "file_path", a.FilePath); err != nil {
-			return Mapping{}, err
-		}
-		return one(KindFiles, policy.ToolEditFile, map[string]any{"path": a.FilePath,
-			"old_string": a.OldString, "new_string": a.NewString, "replace_all": a.ReplaceAll})
+		return one(KindFiles, policy.ToolEditFile, a.edit.args(a.FilePath))
 	case "MultiEdit":
 		var a struct {
 			FilePath string `json:"file_path"`
-			Edits    []struct {
-				OldString  string `json:"old_string"`
-				NewString  string `json:"new_string"`
-				ReplaceAll bool   `json:"replace_all"`
-			} `json:"edits"`
+			Edits    []edit `json:"edits"`
 		}
-		if err := fields(in, &a); err != nil {
-			return Mapping{}, err
-		}
-		if err := need(in, "file_path", a.FilePath); err != nil {
+		if err := fields(in, &a, "file_path", &a.FilePath); err != nil {
 			return Mapping{}, err
 		}
 		if len(a.Edits) == 0 {
@@ -104,8 +77,7 @@ func mapClaudeCode(in Input) (Mapping, error) {
 		}
 		m := Mapping{Kind: KindFiles}
 		for _, e := range a.Edits {
-			c, err := call(policy.ToolEditFile, map[string]any{"path": a.FilePath,
-				"old_string": e.OldString, "new_string": e.NewString, "replace_all": e.ReplaceAll})
+			c, err := call(policy.ToolEditFile, e.args(a.FilePath))
 			if err != nil {
 				return Mapping{}, err
 			}
@@ -117,50 +89,37 @@ func mapClaudeCode(in Input) (Mapping, error) {
 			NotebookPath string `json:"notebook_path"`
 			NewSource    string `json:"new_source"`
 		}
-		if err := fields(in, &a); err != nil {
+		if err := fields(in, &a, "notebook_path", &a.NotebookPath); err != nil {
 			return Mapping{}, err
 		}
-		if err := need(in, "notebook_path", a.NotebookPath); err != nil {
-			return Mapping{}, err
-		}
-		return one(KindFiles, policy.ToolWriteFile, map[string]any{"path": a.NotebookPath, "content": a.NewSource})
+		return one(KindFiles, policy.ToolWriteFile, policy.WriteFileArgs{Path: a.NotebookPath, Content: &a.NewSource})
 	case "Glob":
 		var a struct {
 			Pattern string `json:"pattern"`
 			Path    string `json:"path"`
 		}
-		if err := fields(in, &a); err != nil {
+		if err := fields(in, &a, "pattern", &a.Pattern); err != nil {
 			return Mapping{}, err
 		}
-		if err := need(in, "pattern", a.Pattern); err != nil {
-			return Mapping{}, err
-		}
-		return one(KindFiles, policy.ToolGlob, optional(map[string]any{"pattern": a.Pattern}, "path", a.Path))
+		return one(KindFiles, policy.ToolGlob, policy.GlobArgs{Pattern: a.Pattern, Path: a.Path})
 	case "Grep":
 		var a struct {
 			Pattern string `json:"pattern"`
 			Path    string `json:"path"`
 			Glob    string `json:"glob"`
 		}
-		if err := fields(in, &a); err != nil {
+		if err := fields(in, &a, "pattern", &a.Pattern); err != nil {
 			return Mapping{}, err
 		}
-		if err := need(in, "pattern", a.Pattern); err != nil {
-			return Mapping{}, err
-		}
-		args := optional(map[string]any{"pattern": a.Pattern}, "path", a.Path)
-		return one(KindFiles, policy.ToolGrep, optional(args, "include", a.Glob))
+		return one(KindFiles, policy.ToolGrep, policy.GrepArgs{Pattern: a.Pattern, Path: a.Path, Include: a.Glob})
 	case "LS":
 		var a struct {
 			Path string `json:"path"`
 		}
-		if err := fields(in, &a); err != nil {
+		if err := fields(in, &a, "path", &a.Path); err != nil {
 			return Mapping{}, err
 		}
-		if err := need(in, "path", a.Path); err != nil {
-			return Mapping{}, err
-		}
-		return one(KindFiles, policy.ToolListDir, map[string]any{"path": a.Path})
+		return one(KindFiles, policy.ToolListDir, policy.ListDirArgs{Path: a.Path})
 	}
 	if strings.TrimSpace(in.ToolName) != in.ToolName {
 		return Mapping{}, need(in, "a tool name without spaces", "")
@@ -168,17 +127,14 @@ func mapClaudeCode(in Input) (Mapping, error) {
 	return Mapping{Kind: KindOther}, nil
 }
 
-func one(kind Kind, tool string, args map[string]any) (Mapping, error) {
-	c, err := call(tool, args)
-	if err != nil {
-		return Mapping{}, err
-	}
-	return Mapping{Kind: kind, Calls: []policy.Call{c}}, nil
+// edit is one edit of Claude Code's Edit and MultiEdit.
+type edit struct {
+	OldString  string `json:"old_string"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all"`
 }
 
-func optional(args map[string]any, key, value string) map[string]any {
-	if value != "" {
-		args[key] = value
-	}
-	return args
+// args are the edit_file args of e on path.
+func (e edit) args(path string) policy.EditFileArgs {
+	return policy.EditFileArgs{Path: path, OldString: &e.OldString, NewString: &e.NewString, ReplaceAll: e.ReplaceAll}
 }

@@ -13,34 +13,35 @@ import (
 //	apply_patch → write_file of every file the patch adds, updates,
 //	              deletes or moves (tool_input.command holds the patch)
 //
-// Any other tool (mcp__*, and whatever Codex hooks next) is KindOther.
+// Any other tool (mcp__*, and whatever Codex hooks next) is KindOther. Like
+// Claude Code's, the calls are built from the contract's typed args.
 func mapCodex(in Input) (Mapping, error) {
 	switch in.ToolName {
 	case "Bash":
 		var a struct {
 			Command string `json:"command"`
 		}
-		if err := fields(in, &a); err != nil {
+		if err := fields(in, &a, "command", &a.Command); err != nil {
 			return Mapping{}, err
 		}
-		if err := need(in, "command", a.Command); err != nil {
-			return Mapping{}, err
-		}
-		return one(KindShell, policy.ToolShell, map[string]any{"command": a.Command})
+		return one(KindShell, policy.ToolShell, policy.ShellArgs{Command: a.Command})
 	case "apply_patch":
 		var a struct {
 			Command string `json:"command"`
 		}
-		if err := fields(in, &a); err != nil {
+		if err := fields(in, &a, "", nil); err != nil {
 			return Mapping{}, err
 		}
 		paths, err := PatchPaths(a.Command)
 		if err != nil {
 			return Mapping{}, err
 		}
+		// The patch's content is Codex's to apply: each file is decided as
+		// a write of it.
 		m := Mapping{Kind: KindFiles}
+		empty := ""
 		for _, p := range paths {
-			c, err := call(policy.ToolWriteFile, map[string]any{"path": p, "content": ""})
+			c, err := call(policy.ToolWriteFile, policy.WriteFileArgs{Path: p, Content: &empty})
 			if err != nil {
 				return Mapping{}, err
 			}

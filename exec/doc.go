@@ -11,5 +11,6 @@
 // environment and a private temporary directory. Where the host allows,
 // that helper first enters new user, mount and PID namespaces and builds a
 // private view: denied files and host secrets masked, a private /tmp and
-// /proc (see namespace.go).
+// /proc. Files named helper*.go and view_helper.go run in the helper,
+// the others in the gateway; helper_protocol.go is all the two share.
 package exec

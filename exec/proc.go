@@ -63,32 +63,16 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		}
 		cmd.Path, cmd.Args = sh.r.helper, argv
 	}
-	var status *os.File // the read end of the helper's viewFD
+	var vc *viewConn // the gateway's end of a private view's helper
 	// interrupt asks the program to stop: SIGINT to its group, or through
 	// the helper of a private view, which is not the program (supervise).
 	interrupt := func(pid int) { _ = syscall.Kill(-pid, syscall.SIGINT) }
 	if sh.rules.View != nil {
-		// The helper watches the read end; the write end stays open here
-		// until the program has ended.
-		alive, held, err := os.Pipe()
-		if err != nil {
-			return fmt.Errorf("make liveness pipe: %w", err)
+		if vc, err = startView(cmd); err != nil {
+			return err
 		}
-		defer held.Close()
-		defer alive.Close()
-		built, said, err := os.Pipe()
-		if err != nil {
-			return fmt.Errorf("make view pipe: %w", err)
-		}
-		defer built.Close()
-		defer said.Close()
-		cmd.ExtraFiles = []*os.File{alive, said}
-		cmd.SysProcAttr = namespaceAttr()
-		status = built
-		interrupt = func(int) {
-			go held.Write([]byte{interruptByte})
-		}
-
+		defer vc.close()
+		interrupt = func(int) { vc.interrupt() }
 	}
 	err = cmd.Start()
 	for delay := time.Millisecond; errors.Is(err, syscall.ETXTBSY) && delay < 300*time.Millisecond; delay *= 2 {
@@ -99,7 +83,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		err = cmd.Start()
 	}
 	if err != nil {
-		if status != nil {
+		if vc != nil {
 			sh.r.host.forgetProbe()
 		}
 		fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], err)
@@ -129,9 +113,8 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		}
 	}()
 	built, code := false, -1
-	if status != nil {
-		cmd.ExtraFiles[1].Close() // so that the read sees the helper's end alone
-		built, code = readStatus(status)
+	if vc != nil {
+		built, code = vc.wait()
 	}
 	if code < 0 {
 		// Wait for the leader without reaping it, so its pid (the group
@@ -157,7 +140,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 	if code >= 0 {
 		return exitStatus(code)
 	}
-	if status != nil && !built && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == helperExitCode {
+	if vc != nil && !built && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == helperExitCode {
 		sh.r.host.forgetProbe()
 	}
 	var ee *osexec.ExitError
@@ -172,26 +155,6 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 	default:
 		return fmt.Errorf("wait for %s: %w", args[0], err)
 	}
-}
-
-// readStatus reads what the helper says on its status pipe: whether the
-// view was built, and the program's status once everything in the
-// namespace has ended (-1 when the helper exited without saying it).
-func readStatus(f *os.File) (built bool, code int) {
-	var b [3]byte
-	n := 0
-	for n < len(b) {
-		m, err := f.Read(b[n:])
-		n += m
-		if err != nil {
-			break
-		}
-	}
-	built = n >= 1 && b[0] == viewBuiltByte
-	if built && n == 3 && b[1] == statusByte {
-		return true, int(b[2])
-	}
-	return built, -1
 }
 
 // copies reports whether cmd copies its standard streams through

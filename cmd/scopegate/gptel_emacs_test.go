@@ -17,6 +17,7 @@ import (
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/internal/yamlmsg"
 	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/profiles"
 )
 
 // The tests of this file run both directions between scopegate and gptel's
@@ -542,4 +543,53 @@ func TestYamlElAgreesWithScopeWarnings(t *testing.T) {
 			t.Errorf("%q: yaml.el reads it plain as %s %q, quoted as %s %q", w, p.Type, p.Value, q.Type, q.Value)
 		}
 	}
+}
+
+// Every built-in profile, as the binary embeds it, is read by yaml.el,
+// gptel's reader, as the strings scopegate reads: no entry yaml.el takes
+// for a boolean, a number or null, quoted or not, and each list entry for
+// entry. The built-in presets file is read as strings too.
+func TestYamlElReadsBuiltinProfiles(t *testing.T) {
+	requireProgram(t, "emacs")
+	infos, err := profiles.Loader{}.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) == 0 {
+		t.Fatal("no built-in profile")
+	}
+	dir := t.TempDir()
+	for _, in := range infos {
+		t.Run(in.Name, func(t *testing.T) {
+			data, source, err := profiles.Loader{}.Raw(in.Name)
+			if err != nil || source != profiles.SourceBuiltin {
+				t.Fatalf("Raw(%q) = %s, %v", in.Name, source, err)
+			}
+			doc, err := policy.ParseDocument(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, in.Name+".yml")
+			if err := os.WriteFile(file, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			recs := gptelEmacs(t, "dump", nil, file)
+			allStrings(t, recs)
+			got := lists(recs)
+			for key, entries := range scopeLists(doc) {
+				if len(got[key]) != len(entries) {
+					t.Errorf("%s: yaml.el reads %d entries, scopegate %d: %+v", key, len(got[key]), len(entries), got[key])
+					continue
+				}
+				for i, v := range entries {
+					if r := got[key][i]; r.Type != "string" || r.Value != v {
+						t.Errorf("%s[%d]: yaml.el reads %s %q, scopegate the string %q", key, i, r.Type, r.Value, v)
+					}
+				}
+			}
+		})
+	}
+	t.Run("presets", func(t *testing.T) {
+		allStrings(t, gptelEmacs(t, "dump", nil, filepath.Join("..", "..", "profiles", "builtin", "presets.yml")))
+	})
 }

@@ -1,17 +1,10 @@
 package exec
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	osexec "os/exec"
-	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -20,17 +13,9 @@ import (
 	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
-// The private view.
-//
-// With namespaces, the gateway starts the helper in new user, mount and PID
-// namespaces with CAP_SYS_ADMIN (and, for a gateway running as root,
-// CAP_SETPCAP) as ambient capabilities, the only ones the helper needs in
-// its user namespace. The clone is a vfork, as for any
-// program Go starts: the helper maps its own uid and gid, which a process
-// may do for its own ids, so the gateway has nothing to write between the
-// clone and the exec. (Go's own mapping, written by the parent, needs a
-// full fork of the gateway, 3 ms more per call on the 2-core test VM.)
-// The helper, PID 1 of its namespace:
+// The private view, the helper's side: this file runs in the helper
+// (helper_protocol.go), started by the gateway in its new namespaces
+// (view_gateway.go). The helper, PID 1 of its namespace:
 //
 //  0. maps its uid and gid to themselves (files keep their owners), with
 //     setgroups denied, and makes itself not dumpable: the program runs
@@ -69,241 +54,12 @@ import (
 // Any failure before the program starts exits 126 with one line on
 // stderr: the program never runs with a mask missing.
 
-// view is the private view the helper builds, sent with its rules.
-type view struct {
-	// UID and GID are the gateway's: the helper maps them to themselves.
-	UID int `json:"uid"`
-	GID int `json:"gid"`
-	// Carry are roots below /tmp that stay visible in the private /tmp.
-	Carry []string `json:"carry,omitempty"`
-	// Masks are the paths hidden behind empty files and directories.
-	Masks []string `json:"masks,omitempty"`
-	// ReadOnly are the read roots no write root holds: bound read-only
-	// over themselves. Writable are the write roots inside them, bound
-	// over themselves first so that they stay writable.
-	ReadOnly []string `json:"read_only,omitempty"`
-	Writable []string `json:"writable,omitempty"`
-	// complete are the roots below which every path a deny glob matches
-	// is masked; linksToo says that a program following links out of
-	// them meets only masked or unreadable denied files (the read roots
-	// were all walked, and Landlock keeps the rest out). The runner's
-	// own knowledge, not sent to the helper.
-	complete []string
-	linksToo bool
-}
-
-// masked reports whether a program reading every file below dir meets
-// nothing denied in this call's view (policy.Env.Masked).
-func (sh *shell) masked(dir string, follow bool) bool {
-	if sh.prepare() != nil {
-		return false
-	}
-	v := sh.rules.View
-	if v == nil || (follow && !v.linksToo) {
-		return false
-	}
-	for _, root := range v.complete {
-		if within(dir, root) {
-			return true
-		}
-	}
-	return false
-}
-
-// privateTmp is where the private view mounts its fresh tmpfs.
-const privateTmp = "/tmp"
-
-// maxViewJSON bounds the rules the helper gets in one argv string (Linux
-// allows 128 KiB): a call whose masks do not fit is refused.
-const maxViewJSON = 120 << 10
-
-// livenessFD is the helper's fd for the read end of a pipe whose write end
-// the gateway holds until the program ends: a hang-up means the gateway
-// died before the helper could arm its parent-death signal.
-const livenessFD = 3
-
-// viewFD is the helper's fd for the write end of a pipe on which it says
-// that the view is built (viewBuiltByte), just before it starts the
-// program, and then, once the program has ended and no other process is
-// left in the namespace, the program's status (statusByte, then the
-// status). A helper that exits 126 without saying the first failed to
-// build the view (forgetProbe). With the second the gateway has its
-// answer: the helper only exits after it, and the kernel's teardown of
-// the namespaces (about 2 ms) runs while the gateway goes on.
-const viewFD = 4
-
-const (
-	viewBuiltByte = 'v'
-	statusByte    = 'x'
-)
-
-// namespaceAttr returns the process attributes that start the helper in
-// its namespaces, in its own process group.
-// The clone flags ask for a vfork explicitly: Go adds them itself unless
-// CLONE_NEWUSER is set, because its parent-written mappings need the
-// parent to run between the clone and the exec. With no mappings asked
-// for, nothing does: the helper maps itself (mapSelf).
-func namespaceAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{
-		Setpgid: true,
-		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-			syscall.CLONE_VM | syscall.CLONE_VFORK,
-		AmbientCaps: ambientCaps(),
-		// No Pdeathsig here: the child's parent lies outside its PID
-		// namespace, so the fork code would take it for dead. The helper
-		// arms it itself and checks the liveness pipe.
-	}
-}
-
-// namespacesOK probes once whether the helper can build a private view on
-// this host: entering the namespaces, mounting tmpfs and proc, masking.
-// Hosts that forbid unprivileged user namespaces (sysctl, AppArmor) fail
-// here and get Landlock alone.
-//
-// A process that makes one call (the CLI, a hook) would pay a whole helper
-// process for the probe on every call, so a success is remembered in
-// ProbeCache, keyed by everything the answer depends on (probeKey): the
-// boot, the kernel, the namespaces the gateway runs in, the switches of
-// user namespaces, the user and the helper binary. Only a success is
-// remembered: a forged or stale entry can make the view fail, and the call
-// with it (the helper never starts a program without its view), never
-// make a program run without the view the host allows. A view that fails
-// to build forgets the entry (forgetProbe).
-func (h *Host) namespacesOK(helper string) error {
-	h.probeOnce.Do(func() {
-		key := probeKey(helper)
-		if h.ProbeCache != "" && key != "" {
-			if b, err := os.ReadFile(h.ProbeCache); err == nil && string(b) == key {
-				h.probeCached.Store(true)
-				h.probeDone.Store(true)
-				return
-			}
-		}
-		h.probeErr = probeNamespaces(helper)
-		if h.probeErr == nil && h.ProbeCache != "" && key != "" {
-			_ = writeFileAtomic(h.ProbeCache, []byte(key))
-		}
-		h.probeDone.Store(true)
-	})
-	return h.probeErr
-}
-
-// forgetProbe removes a remembered probe whose view then failed to build,
-// so that the next process probes again.
-func (h *Host) forgetProbe() {
-	if h.ProbeCache != "" && h.probeCached.Load() {
-		_ = os.Remove(h.ProbeCache)
-	}
-}
-
-// probeKey describes what the probe's answer depends on, or "" when it
-// cannot be read (then nothing is remembered).
-func probeKey(helper string) string {
-	var b strings.Builder
-	b.WriteString("scopegate namespace probe v3\n")
-	for _, p := range []string{
-		"/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/osrelease",
-		"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone",
-		"/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
-	} {
-		v, err := os.ReadFile(p)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return ""
-		}
-		fmt.Fprintf(&b, "%s=%s\n", p, strings.TrimSpace(string(v)))
-	}
-	for _, ns := range []string{"mnt", "user", "pid"} {
-		v, err := os.Readlink("/proc/self/ns/" + ns)
-		if err != nil {
-			return ""
-		}
-		fmt.Fprintf(&b, "%s=%s\n", ns, v)
-	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(helper, &st); err != nil {
-		return ""
-	}
-	fmt.Fprintf(&b, "uid=%d gid=%d\nhelper=%s %d:%d %d %d.%09d\n", os.Getuid(), os.Getgid(),
-		helper, st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
-	return b.String()
-}
-
-// writeFileAtomic writes a file whole or not at all, creating its directory.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".probe-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// probed reports whether the host was probed, and the probe's answer.
-func (h *Host) probed() (bool, error) {
-	if !h.probeDone.Load() {
-		return false, nil
-	}
-	return true, h.probeErr
-}
-
-// userNamespacesEnabled reads the switches that turn unprivileged user
-// namespaces off (the limit, Debian's knob, Ubuntu's AppArmor
-// restriction): what the probe would find, without starting a process.
-func userNamespacesEnabled() bool {
-	read := func(p string) (string, bool) {
-		b, err := os.ReadFile(p)
-		return strings.TrimSpace(string(b)), err == nil
-	}
-	if v, ok := read("/proc/sys/user/max_user_namespaces"); ok && v == "0" {
-		return false
-	}
-	if v, ok := read("/proc/sys/kernel/unprivileged_userns_clone"); ok && v == "0" {
-		return false
-	}
-	if v, ok := read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); ok && v == "1" && os.Getuid() != 0 {
-		return false
-	}
-	return true
-}
-
-func probeNamespaces(helper string) error {
-	if helper == "" {
-		return errors.New("probe namespaces: no helper")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := osexec.CommandContext(ctx, helper, probeArg, strconv.Itoa(os.Getuid()), strconv.Itoa(os.Getgid()))
-	cmd.Dir = "/"
-	cmd.Env = []string{}
-	cmd.SysProcAttr = namespaceAttr()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("probe namespaces: %w: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	return nil
-}
-
 // runProbe is the helper's side of the probe: the steps of a private view
-// on scratch files. args are the gateway's uid and gid.
+// on scratch files. args is its argv (probeArgv).
 func runProbe(args []string) int {
 	err := func() error {
-		if len(args) != 2 {
-			return errors.New("usage: scopegate " + probeArg + " UID GID")
-		}
-		uid, err1 := strconv.Atoi(args[0])
-		gid, err2 := strconv.Atoi(args[1])
-		if err := errors.Join(err1, err2); err != nil {
+		uid, gid, err := parseProbeArgs(args)
+		if err != nil {
 			return err
 		}
 		if err := mapSelf(uid, gid); err != nil {
@@ -351,16 +107,6 @@ func runProbe(args []string) int {
 		return helperExitCode
 	}
 	return 0
-}
-
-// ambientCaps are the helper's capabilities in its user namespace:
-// CAP_SYS_ADMIN for the mounts, and for a gateway running as root
-// CAP_SETPCAP, to lock the secure bits (dropCaps).
-func ambientCaps() []uintptr {
-	if os.Getuid() == 0 {
-		return []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
-	}
-	return []uintptr{unix.CAP_SYS_ADMIN}
 }
 
 // mapSelf maps this process's uid and gid in the parent user namespace
@@ -643,13 +389,6 @@ func dropCaps() error {
 	return nil
 }
 
-// interruptByte, written by the gateway on the liveness pipe, asks the
-// helper to send SIGINT to the program's group (a timeout, a cancelled
-// call). The gateway does not signal the helper for it: a Go program
-// that forwards signals pays for os/signal's own thread and its
-// handshake (2–3 ms per call on the 2-core test VM).
-const interruptByte = 'i'
-
 // orphanReapInterval bounds how long an orphan of the program stays a
 // zombie while the program runs.
 const orphanReapInterval = time.Second
@@ -701,7 +440,7 @@ func supervise(program string, argv []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "scopegate: %s: %v\n", argv[0], err)
 		if errors.Is(err, syscall.ENOENT) {
-			return 127
+			return notFoundExitCode
 		}
 		return helperExitCode
 	}

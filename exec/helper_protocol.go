@@ -1,0 +1,274 @@
+package exec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The protocol between the gateway and the helper.
+//
+// Every program of a confined shell call starts as a re-exec of the
+// scopegate binary, the helper, which confines itself and then runs the
+// program. Two processes take part, each with files of its own:
+//
+//   - the gateway: runner.go, proc.go, masks.go, landlock.go (what is
+//     granted) and view_gateway.go (starting the helper in its namespaces,
+//     the namespace probe, the gateway's ends of the pipes);
+//   - the helper: helper.go (its entry point, [RunHelper], Landlock alone)
+//     and view_helper.go (PID 1 of the private view's namespaces).
+//
+// This file is all they agree on. The helper is a fresh process image: it
+// knows only its argv, its environment (the program's) and the
+// descriptors below.
+//
+// # Argv
+//
+// The helper's argv is one of
+//
+//	scopegate helperArg RULES -- PROGRAM ARGV0 [ARG...]   (helperArgv)
+//	scopegate probeArg UID GID                           (probeArgv)
+//
+// RULES is [rules] as JSON, with the private view ([view]) in it when the
+// helper is to build one; PROGRAM is absolute. The JSON is one argv
+// string, which Linux bounds at 128 KiB: the gateway refuses a call whose
+// rules would pass maxViewJSON.
+//
+// # Descriptors
+//
+// With Landlock alone the helper gets the standard streams only, and
+// execs the program in place. For a private view it also gets the
+// descriptors below, at their numbers (viewExtraFiles). It marks every
+// descriptor from firstUnknownFD up close-on-exec before anything else,
+// and its own ones before the program starts: the program inherits none
+// of them.
+//
+//	livenessFD  gateway → helper  read end of a pipe; the gateway holds the
+//	                              write end until the program has ended
+//	viewFD      helper → gateway  write end of a pipe
+//
+// # Messages
+//
+// On livenessFD the gateway writes interruptByte to ask for SIGINT to the
+// program's process group (a timeout, a cancelled call); the gateway
+// never signals the helper itself. A hang-up means the gateway is gone:
+// the helper ends, and the kernel kills everything in its namespaces.
+//
+// On viewFD the helper writes, in this order:
+//
+//  1. viewBuiltByte, once the view is built, Landlock applied and
+//     capabilities dropped, just before the program starts;
+//  2. statusByte and one byte of status, once the program has ended and
+//     no other process is left in the namespaces.
+//
+// # Exit status
+//
+// The helper exits with the program's status (128+signal when it was
+// killed), notFoundExitCode when the program does not exist, and
+// helperExitCode, with one line on stderr, when it could not confine or
+// start the program. A helper that exits helperExitCode without having
+// written viewBuiltByte failed to build the view: the gateway forgets its
+// remembered probe (Host.forgetProbe).
+//
+// # Adding a party
+//
+// A third party of the view (the network namespace's listeners, say:
+// sockets the helper opens inside the new namespace and hands to the
+// gateway) joins here, so that neither side learns of it elsewhere:
+//
+//   - its descriptor, a constant before firstUnknownFD and an argument of
+//     viewExtraFiles (a unix socket where descriptors pass: SCM_RIGHTS
+//     does not cross a pipe);
+//   - what the helper needs to know of it, a field of [view] (for the
+//     listeners, the addresses to open);
+//   - its messages, in a section above, with their place in the order of
+//     viewFD's: what the gateway must have before the program runs is
+//     sent before viewBuiltByte;
+//   - a failure to set it up is a helperExitCode before viewBuiltByte,
+//     like any other part of the view.
+
+// Hidden first arguments of the helper's argv: helperArg runs a program
+// confined, probeArg probes whether the host allows the private view.
+const (
+	helperArg = "__scopegate-confine"
+	probeArg  = "__scopegate-probe-namespaces"
+)
+
+// Exit statuses of the helper besides the program's own.
+const (
+	// helperExitCode: the helper could not confine or start the program
+	// (the shell's "cannot execute").
+	helperExitCode = 126
+	// notFoundExitCode: the program does not exist (the shell's "not
+	// found").
+	notFoundExitCode = 127
+)
+
+// The private view's descriptors, numbered from 3 up in the order the
+// gateway passes them (viewExtraFiles).
+const (
+	// livenessFD is the helper's fd for the read end of a pipe whose
+	// write end the gateway holds until the program ends: a hang-up means
+	// the gateway died before the helper could arm its parent-death
+	// signal, or since. The gateway writes interruptByte on it.
+	livenessFD = 3 + iota
+	// viewFD is the helper's fd for the write end of a pipe on which it
+	// says that the view is built (viewBuiltByte), just before it starts
+	// the program, and then, once the program has ended and no other
+	// process is left in the namespace, the program's status (statusByte,
+	// then the status). With the second the gateway has its answer: the
+	// helper only exits after it, and the kernel's teardown of the
+	// namespaces (about 2 ms) runs while the gateway goes on.
+	viewFD
+	// A new party's descriptor goes here.
+
+	// firstUnknownFD is the first descriptor that is not the protocol's:
+	// from it up, everything the helper inherited is closed on exec.
+	firstUnknownFD
+)
+
+// viewExtraFiles places the helper's ends of the private view's
+// descriptors at their numbers: cmd.ExtraFiles[i] becomes descriptor 3+i.
+func viewExtraFiles(liveness, status *os.File) []*os.File {
+	files := make([]*os.File, firstUnknownFD-3)
+	files[livenessFD-3] = liveness
+	files[viewFD-3] = status
+	return files
+}
+
+// Messages on the descriptors.
+const (
+	// interruptByte, written by the gateway on livenessFD, asks the
+	// helper to send SIGINT to the program's group. The gateway does not
+	// signal the helper for it: a Go program that forwards signals pays
+	// for os/signal's own thread and its handshake (2–3 ms per call on the
+	// 2-core test VM).
+	interruptByte = 'i'
+	// viewBuiltByte, written by the helper on viewFD: the view is built
+	// and the program starts.
+	viewBuiltByte = 'v'
+	// statusByte, written by the helper on viewFD, precedes the one byte
+	// of the program's status.
+	statusByte = 'x'
+)
+
+// privateTmp is where the private view mounts its fresh tmpfs: the
+// gateway grants it and carries the roots below it ([view.Carry]), the
+// helper mounts it.
+const privateTmp = "/tmp"
+
+// maxViewJSON bounds the rules the helper gets in one argv string (Linux
+// allows 128 KiB): a call whose masks do not fit is refused.
+const maxViewJSON = 120 << 10
+
+// rules is what the helper grants, sent to it as JSON.
+type rules struct {
+	// ABI is the Landlock ABI version the gateway probed; the helper
+	// enforces the matching go-landlock config in strict mode.
+	ABI int `json:"abi"`
+	// RW are directories granted full access (write roots, the private
+	// temporary directory).
+	RW []string `json:"rw,omitempty"`
+	// RWFiles are single files granted read and write (device files, and
+	// the files beside a protected root inside a write root).
+	RWFiles []string `json:"rw_files,omitempty"`
+	// RO are directories and files granted reading and executing.
+	RO []string `json:"ro,omitempty"`
+	// View, when set, is the private filesystem view the helper builds in
+	// its new namespaces before applying Landlock.
+	View *view `json:"view,omitempty"`
+}
+
+// view is the private view the helper builds, sent with its rules.
+type view struct {
+	// UID and GID are the gateway's: the helper maps them to themselves.
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+	// Carry are roots below /tmp that stay visible in the private /tmp.
+	Carry []string `json:"carry,omitempty"`
+	// Masks are the paths hidden behind empty files and directories.
+	Masks []string `json:"masks,omitempty"`
+	// ReadOnly are the read roots no write root holds: bound read-only
+	// over themselves. Writable are the write roots inside them, bound
+	// over themselves first so that they stay writable.
+	ReadOnly []string `json:"read_only,omitempty"`
+	Writable []string `json:"writable,omitempty"`
+	// complete are the roots below which every path a deny glob matches
+	// is masked; linksToo says that a program following links out of
+	// them meets only masked or unreadable denied files (the read roots
+	// were all walked, and Landlock keeps the rest out). The gateway's
+	// own knowledge (masked), not sent to the helper.
+	complete []string
+	linksToo bool
+}
+
+// helperArgv returns the argv that runs program under the helper.
+func helperArgv(helper string, rl rules, program string, args []string) ([]string, error) {
+	b, err := json.Marshal(rl)
+	if err != nil {
+		return nil, fmt.Errorf("encode landlock rules: %w", err)
+	}
+	argv := make([]string, 0, 4+len(args))
+	argv = append(argv, helper, helperArg, string(b), "--", program)
+	return append(argv, args...), nil
+}
+
+// probeArgv returns the argv that runs the namespace probe for a gateway
+// of uid and gid.
+func probeArgv(helper string, uid, gid int) []string {
+	return []string{helper, probeArg, strconv.Itoa(uid), strconv.Itoa(gid)}
+}
+
+// IsHelper reports whether args (os.Args) ask this process to be the
+// Landlock helper. main calls it first thing.
+func IsHelper(args []string) bool {
+	return len(args) > 1 && (args[1] == helperArg || args[1] == probeArg)
+}
+
+// parseHelperArgs splits the helper's argv into its rules, the program
+// path and the program's argv (argv[0] is the program as the user wrote it).
+func parseHelperArgs(args []string) (rules, string, []string, error) {
+	if len(args) < 5 || args[1] != helperArg || args[3] != "--" {
+		return rules{}, "", nil, errors.New("usage: scopegate " + helperArg + " RULES -- PROGRAM ARGV0 [ARG...]")
+	}
+	var rl rules
+	if err := json.Unmarshal([]byte(args[2]), &rl); err != nil {
+		return rules{}, "", nil, fmt.Errorf("decode rules: %w", err)
+	}
+	lists := [][]string{rl.RW, rl.RWFiles, rl.RO}
+	if rl.View != nil {
+		lists = append(lists, rl.View.Carry, rl.View.Masks)
+	}
+	for _, list := range lists {
+		for _, p := range list {
+			if !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
+				return rules{}, "", nil, fmt.Errorf("decode rules: path %q is not absolute", p)
+			}
+		}
+	}
+	if !filepath.IsAbs(args[4]) {
+		return rules{}, "", nil, fmt.Errorf("program %q is not absolute", args[4])
+	}
+	argv := args[5:]
+	if len(argv) == 0 {
+		argv = []string{args[4]}
+	}
+	return rl, args[4], argv, nil
+}
+
+// parseProbeArgs reads the probe's argv: the gateway's uid and gid.
+func parseProbeArgs(args []string) (uid, gid int, err error) {
+	if len(args) != 4 || args[1] != probeArg {
+		return 0, 0, errors.New("usage: scopegate " + probeArg + " UID GID")
+	}
+	uid, err1 := strconv.Atoi(args[2])
+	gid, err2 := strconv.Atoi(args[3])
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, 0, err
+	}
+	return uid, gid, nil
+}
