@@ -139,6 +139,12 @@ type Options struct {
 	// Progress, when set, receives the stderr of shell calls as it comes
 	// (the result still carries all of it, capped).
 	Progress io.Writer
+	// Network is the scope's network section (policy.Network): where the
+	// programs of shell calls may connect. Nil is `network: none`.
+	Network NetworkPolicy
+	// Resolver looks up, on the host side, the names programs connect to
+	// through the proxies; default the host's resolver.
+	Resolver netproxy.Resolver
 	// Home is the home directory. With a scope that reads the whole system,
 	// the private view masks what the deny patterns match in it, two
 	// levels deep (credential stores), leaving the write roots alone.

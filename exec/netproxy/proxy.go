@@ -65,7 +65,7 @@ type Proxy struct {
 	dropped int
 	// names are the DNS stub's decisions, by name.
 	names map[string]nameAnswer
-	wg   sync.WaitGroup
+	wg    sync.WaitGroup
 }
 
 // New returns a Proxy.
