@@ -24,6 +24,7 @@ type Scope struct {
 	readRoots  []string
 	writeRoots []string
 	programs   *programs
+	net        Network
 	// parsers are reusable bash parsers (a parser is not safe for
 	// concurrent use; the pool is).
 	parsers sync.Pool
@@ -144,6 +145,9 @@ func Compile(doc Document, env Env) (*Scope, error) {
 		return nil, err
 	}
 	if s.denyCmds, err = compileEntries("shell_commands.deny", doc.Shell.Deny, s.programs, env.fs()); err != nil {
+		return nil, err
+	}
+	if s.net, err = compileNetwork(doc.Network); err != nil {
 		return nil, err
 	}
 	for i, p := range doc.OrgRoam.Subdirectory {

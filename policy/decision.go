@@ -23,6 +23,7 @@ const (
 	ReasonRedirectNotInScope Reason = "redirect_not_in_scope"
 	ReasonParseError         Reason = "parse_error"
 	ReasonRoamNotInScope     Reason = "roam_not_in_scope"
+	ReasonHostNotInScope     Reason = "host_not_in_scope"
 	ReasonUnknownTool        Reason = "unknown_tool"
 	ReasonInvalidArguments   Reason = "invalid_arguments"
 	ReasonScopeInvalid       Reason = "scope_invalid"
@@ -35,7 +36,7 @@ func Reasons() []Reason {
 		ReasonAllowed, ReasonPathNotInScope, ReasonPathDenied, ReasonCommandNotAllowed,
 		ReasonCommandDenied, ReasonDangerousArgument, ReasonDynamicCommand,
 		ReasonRedirectNotInScope, ReasonParseError, ReasonRoamNotInScope,
-		ReasonUnknownTool, ReasonInvalidArguments, ReasonScopeInvalid, ReasonScopeMissing,
+		ReasonHostNotInScope, ReasonUnknownTool, ReasonInvalidArguments, ReasonScopeInvalid, ReasonScopeMissing,
 	}
 }
 

@@ -20,6 +20,8 @@ type Document struct {
 	Paths   PathRules  `yaml:"paths,omitempty" json:"paths"`
 	OrgRoam RoamRules  `yaml:"org_roam_patterns,omitempty" json:"org_roam_patterns"`
 	Shell   ShellRules `yaml:"shell_commands,omitempty" json:"shell_commands"`
+	// Network is where the shell's programs may connect (see network.go).
+	Network NetworkRules `yaml:"network,omitempty" json:"network"`
 }
 
 // PathRules are the doublestar globs of the paths section.

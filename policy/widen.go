@@ -27,7 +27,7 @@ func ExpandHint(ws ...Widening) string {
 func (r Reason) Widenable() bool {
 	switch r {
 	case ReasonPathNotInScope, ReasonCommandNotAllowed, ReasonRedirectNotInScope,
-		ReasonRoamNotInScope:
+		ReasonRoamNotInScope, ReasonHostNotInScope:
 		return true
 	}
 	return false
