@@ -65,7 +65,9 @@ import (
 // helper sends listenersByte once, with the listening sockets it made in
 // the program's new network namespace as SCM_RIGHTS, in this order: the
 // HTTP proxy (TCP 127.0.0.1:3128), SOCKS5 (TCP 127.0.0.1:1080), the DNS
-// stub over UDP and over TCP (127.0.0.1:53). It sends them before
+// stub over UDP and over TCP (127.0.0.1:53), then one TCP listener at
+// 127.0.0.1 for each port of [view.Forward], which the gateway connects
+// to the same port of the host's loopback. It sends them before
 // viewBuiltByte: the gateway serves them (netproxy) before the program
 // runs, and a program that connects at once waits in their backlog. A
 // helper that cannot make them exits helperExitCode without sending them.
@@ -222,6 +224,10 @@ type view struct {
 	// network namespace), viewNetNone a namespace with loopback alone,
 	// viewNetProxy one whose way out are the listeners passed on netFD.
 	Network string `json:"network,omitempty"`
+	// Forward are the host's loopback ports the scope names: for a proxy
+	// view the helper also listens on each at 127.0.0.1 and passes the
+	// listeners after the first four, in this order.
+	Forward []int `json:"forward,omitempty"`
 	// complete are the roots below which every path a deny glob matches
 	// is masked; linksToo says that a program following links out of
 	// them meets only masked or unreadable denied files (the read roots
@@ -271,6 +277,14 @@ func parseHelperArgs(args []string) (rules, string, []string, error) {
 		case "", viewNetNone, viewNetProxy:
 		default:
 			return rules{}, "", nil, fmt.Errorf("decode rules: network %q", rl.View.Network)
+		}
+		if len(rl.View.Forward) > maxForwards {
+			return rules{}, "", nil, fmt.Errorf("decode rules: %d forwarded ports", len(rl.View.Forward))
+		}
+		for _, p := range rl.View.Forward {
+			if p <= 0 || p > 65535 {
+				return rules{}, "", nil, fmt.Errorf("decode rules: forwarded port %d", p)
+			}
 		}
 	}
 	for _, list := range lists {

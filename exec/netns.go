@@ -36,9 +36,13 @@ const (
 	viewNetProxy = "proxy"
 )
 
-// nsListenerCount is how many descriptors a proxy view passes back: the
-// HTTP proxy, SOCKS5, DNS over UDP and over TCP, in that order.
+// nsListenerCount is how many descriptors a proxy view passes back before
+// the forwarded ports' ([view.Forward]): the HTTP proxy, SOCKS5, DNS over
+// UDP and over TCP, in that order.
 const nsListenerCount = 4
+
+// maxForwards bounds the loopback ports forwarded into one namespace.
+const maxForwards = 64
 
 // resolvConf is what the view's /etc/resolv.conf says: the stub alone,
 // one attempt, so that a refused name fails at once.
@@ -47,7 +51,7 @@ const resolvConf = "# scopegate: names are answered by the gateway's DNS stub\nn
 // setupNetwork brings lo up in the helper's new network namespace and,
 // for a proxy view, makes the listeners and returns their descriptors
 // (close-on-exec).
-func setupNetwork(mode string) ([]int, error) {
+func setupNetwork(mode string, forward []int) ([]int, error) {
 	if err := loopbackUp(); err != nil {
 		return nil, err
 	}
@@ -65,6 +69,13 @@ func setupNetwork(mode string) ([]int, error) {
 		typ, port int
 	}{{unix.SOCK_STREAM, nsHTTPPort}, {unix.SOCK_STREAM, nsSOCKSPort}, {unix.SOCK_DGRAM, nsDNSPort}, {unix.SOCK_STREAM, nsDNSPort}} {
 		fd, err := listenLoopback(l.typ, l.port)
+		if err != nil {
+			return fail(err)
+		}
+		fds = append(fds, fd)
+	}
+	for _, port := range forward {
+		fd, err := listenLoopback(unix.SOCK_STREAM, port)
 		if err != nil {
 			return fail(err)
 		}
@@ -188,8 +199,8 @@ func bindResolvConf() error {
 // joinNetwork sets up the program's network namespace, in the helper:
 // loopback up and, for a proxy view, the listeners passed to the gateway
 // on netFD and the resolv.conf naming the stub.
-func joinNetwork(mode string) error {
-	fds, err := setupNetwork(mode)
+func joinNetwork(mode string, forward []int) error {
+	fds, err := setupNetwork(mode, forward)
 	if err != nil {
 		return err
 	}

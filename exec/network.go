@@ -10,14 +10,38 @@ import (
 	"sync"
 
 	"github.com/scopegate/scopegate/exec/netproxy"
+	"github.com/scopegate/scopegate/policy"
 )
 
 // NetworkPolicy is the scope's network section as the runner needs it;
 // policy.Network implements it.
 type NetworkPolicy interface {
 	netproxy.Policy
-	// Mode is "none", "any" or "list".
+	// Mode is policy.NetworkNone, NetworkAny or NetworkList.
 	Mode() string
+}
+
+// loopbackPorter is a NetworkPolicy that names loopback ports of the host
+// (policy.Network.LoopbackPorts).
+type loopbackPorter interface {
+	LoopbackPorts() []int
+}
+
+// forwardPorts are the loopback ports of the host the scope names, which
+// programs reach at the same port of their own loopback: all but the
+// proxies' own.
+func (r *Runner) forwardPorts() []int {
+	lp, ok := r.opts.Network.(loopbackPorter)
+	if !ok {
+		return nil
+	}
+	var out []int
+	for _, p := range lp.LoopbackPorts() {
+		if p != nsHTTPPort && p != nsSOCKSPort && p != nsDNSPort && len(out) < maxForwards {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // ErrNoNetworkNamespace: the scope restricts the network and programs
@@ -32,9 +56,9 @@ func (r *Runner) wantNetwork() string {
 		return netproxy.ModeNone
 	}
 	switch r.opts.Network.Mode() {
-	case "any":
+	case policy.NetworkAny:
 		return netproxy.ModeHost
-	case "list":
+	case policy.NetworkList:
 		return netproxy.ModeProxy
 	}
 	return netproxy.ModeNone
@@ -51,6 +75,8 @@ type callNet struct {
 	warn     string
 	warnOnce sync.Once
 	proxy    *netproxy.Proxy
+	// forward are the loopback ports forwarded (view.Forward).
+	forward []int
 	ctx      context.Context
 }
 
@@ -78,12 +104,13 @@ func (sh *shell) planNetwork() {
 		return
 	}
 	sh.rules.View.Network = viewNetProxy
+	sh.rules.View.Forward = r.forwardPorts()
 	p, err := netproxy.New(netproxy.Options{Policy: r.opts.Network, Resolver: r.opts.Resolver})
 	if err != nil {
 		n.err = fmt.Errorf("start the network proxy: %w", err)
 		return
 	}
-	n.proxy, n.ctx = p, sh.netCtx
+	n.proxy, n.ctx, n.forward = p, sh.netCtx, sh.rules.View.Forward
 }
 
 // network returns, once the call's context for the network has ended,
@@ -112,8 +139,9 @@ func (n *callNet) serve(files []*os.File) error {
 	if n.proxy == nil {
 		return nil
 	}
-	if len(files) != nsListenerCount {
-		return fmt.Errorf("serve the network: %d listeners passed, want %d", len(files), nsListenerCount)
+	forward := n.forward
+	if len(files) != nsListenerCount+len(forward) {
+		return fmt.Errorf("serve the network: %d listeners passed, want %d", len(files), nsListenerCount+len(forward))
 	}
 	var lns [3]net.Listener
 	for i, f := range []*os.File{files[0], files[1], files[3]} {
@@ -137,6 +165,13 @@ func (n *callNet) serve(files []*os.File) error {
 	n.proxy.ServeSOCKS(n.ctx, lns[1])
 	n.proxy.ServeDNS(n.ctx, pc)
 	n.proxy.ServeDNSTCP(n.ctx, lns[2])
+	for i, port := range forward {
+		ln, err := net.FileListener(files[nsListenerCount+i])
+		if err != nil {
+			return fmt.Errorf("serve the network: %w", err)
+		}
+		n.proxy.ServeForward(n.ctx, ln, "127.0.0.1", port)
+	}
 	return nil
 }
 

@@ -42,6 +42,15 @@ func (n netScope) AllowAddr(host string, port int, _ netip.Addr) (bool, string) 
 	return n.AllowHost(host, port)
 }
 
+// loopScope is a netScope that names loopback ports of the host, as
+// policy.Network does.
+type loopScope struct {
+	netScope
+	ports []int
+}
+
+func (l loopScope) LoopbackPorts() []int { return l.ports }
+
 // hostNetwork is `network: any`: the host's network, which programs under
 // Landlock alone need to run at all.
 var hostNetwork = netScope{mode: "any"}
@@ -123,6 +132,11 @@ func TestShellNetwork(t *testing.T) {
 			out: "Failed to connect", mode: netproxy.ModeProxy},
 		{name: "raw socket", scope: list, command: rawConnect, code: 1,
 			out: "ConnectionRefusedError", mode: netproxy.ModeProxy},
+		{name: "loopback port forwarded", scope: loopScope{netScope{mode: "list", hosts: []string{"127.0.0.1:" + ps}}, []int{port}},
+			command: rawConnect + " && curl -sS --max-time 10 --noproxy '*' http://127.0.0.1:" + ps + "/f",
+			out: "connected\nhost server /f", mode: netproxy.ModeProxy,
+			conns: []netproxy.Conn{{Host: "127.0.0.1", Port: port, Allowed: true, Rule: "network[0] 127.0.0.1:" + ps},
+				{Host: "127.0.0.1", Port: port, Allowed: true, Rule: "network[0] 127.0.0.1:" + ps}}},
 		{name: "lookup allowed", scope: list, command: "getent hosts allowed.test",
 			out: "127.0.0.1", mode: netproxy.ModeProxy},
 		{name: "lookup denied", scope: list, command: "getent hosts denied.test", code: 2, mode: netproxy.ModeProxy,

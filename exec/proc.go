@@ -129,7 +129,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 	if vc != nil && vc.netSock != nil {
 		// A helper that fails before it sends them says why on its
 		// status pipe: nothing to add here.
-		if files, err := vc.listeners(); err == nil {
+		if files, err := vc.listeners(nsListenerCount + len(sh.rules.View.Forward)); err == nil {
 			if err := sh.net.serve(files); err != nil {
 				fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], err)
 				interrupt(pid)

@@ -267,13 +267,14 @@ func startView(cmd *osexec.Cmd, network string) (*viewConn, error) {
 // listeners receives, once the helper has started, the listeners it made
 // in the program's network namespace (helper_protocol.go: netFD). A helper
 // that fails first sends none: an error, and the view's status says why.
-func (vc *viewConn) listeners() ([]*os.File, error) {
+// want is how many.
+func (vc *viewConn) listeners(want int) ([]*os.File, error) {
 	vc.netPeer.Close() // so that the read sees the helper's end alone
-	b, files, err := recvFDs(vc.netSock, nsListenerCount)
+	b, files, err := recvFDs(vc.netSock, want)
 	if err != nil {
 		return nil, err
 	}
-	if b != listenersByte || len(files) != nsListenerCount {
+	if b != listenersByte || len(files) != want {
 		for _, f := range files {
 			f.Close()
 		}

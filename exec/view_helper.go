@@ -162,7 +162,7 @@ func runInView(rl rules, program string, argv []string) int {
 		return fail("private view: %v", err)
 	}
 	if rl.View.Network != "" {
-		if err := joinNetwork(rl.View.Network); err != nil {
+		if err := joinNetwork(rl.View.Network, rl.View.Forward); err != nil {
 			return fail("network: %v", err)
 		}
 	}

@@ -418,7 +418,7 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 	}
 	runner, err := exec.New(exec.Options{
 		Checker: checker{scope: dec.scope, env: dec.env}, ReadRoots: read, WriteRoots: write,
-		Protected: dec.env.Protected, Deny: dec.scope.DenyPatterns(), Host: &g.host, Home: g.opts.Home,
+		Protected: dec.env.Protected, Deny: dec.scope.DenyPatterns(), Network: dec.scope.Network(), Host: &g.host, Home: g.opts.Home,
 		Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
 		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: ro.stderr, Progress: g.opts.Progress,
 	})

@@ -173,6 +173,20 @@ func (p *Proxy) ServeSOCKS(ctx context.Context, ln net.Listener) {
 	p.serveListener(ctx, ln, p.handleSOCKS)
 }
 
+// ServeForward serves ln by connecting each client to host:port, checked
+// like any other connection, until ctx ends: the way to a loopback
+// service of the host for programs that do not send loopback
+// destinations to a proxy. It returns at once; see [Proxy.Wait].
+func (p *Proxy) ServeForward(ctx context.Context, ln net.Listener, host string, port int) {
+	p.serveListener(ctx, ln, func(ctx context.Context, c net.Conn) {
+		server, err := p.dial(ctx, host, port)
+		if err != nil {
+			return // the program sees its connection closed
+		}
+		p.relay(ctx, c, nil, server, normHost(host), port)
+	})
+}
+
 // RefusedError is a connection the scope refused.
 type RefusedError struct {
 	Host string
