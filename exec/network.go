@@ -77,7 +77,7 @@ type callNet struct {
 	proxy    *netproxy.Proxy
 	// forward are the loopback ports forwarded (view.Forward).
 	forward []int
-	ctx      context.Context
+	ctx     context.Context
 }
 
 // planNetwork decides the network of the call's programs from the scope's

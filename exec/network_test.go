@@ -134,7 +134,7 @@ func TestShellNetwork(t *testing.T) {
 			out: "ConnectionRefusedError", mode: netproxy.ModeProxy},
 		{name: "loopback port forwarded", scope: loopScope{netScope{mode: "list", hosts: []string{"127.0.0.1:" + ps}}, []int{port}},
 			command: rawConnect + " && curl -sS --max-time 10 --noproxy '*' http://127.0.0.1:" + ps + "/f",
-			out: "connected\nhost server /f", mode: netproxy.ModeProxy,
+			out:     "connected\nhost server /f", mode: netproxy.ModeProxy,
 			conns: []netproxy.Conn{{Host: "127.0.0.1", Port: port, Allowed: true, Rule: "network[0] 127.0.0.1:" + ps},
 				{Host: "127.0.0.1", Port: port, Allowed: true, Rule: "network[0] 127.0.0.1:" + ps}}},
 		{name: "lookup allowed", scope: list, command: "getent hosts allowed.test",
