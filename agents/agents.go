@@ -115,6 +115,14 @@ func Deny(agent, reason string) Answer {
 	return Answer{Stdout: preToolUse(map[string]any{"permissionDecision": "deny", "permissionDecisionReason": reason})}
 }
 
+// Refuse is agent's answer refusing a tool call scopegate could not decide
+// (unreadable input, a broken config, an internal error, no decision in
+// time): "scopegate: ", why on one line, "; the tool call is denied". Every
+// hook entry point refuses through it.
+func Refuse(agent, why string) Answer {
+	return Deny(agent, "scopegate: "+policy.OneLine(why)+"; the tool call is denied")
+}
+
 // Allow is agent's answer letting the tool call run as it is. Codex takes
 // no bare allow: its form is an empty answer.
 func Allow(agent string) Answer {

@@ -139,6 +139,14 @@ func TestAnswers(t *testing.T) {
 			t.Errorf("%s rewrite: %v", agent, h)
 		}
 	}
+	for _, agent := range agents.Names() {
+		why := "config.yml:3: bad\nline\x1b[2J"
+		d := decode(agents.Refuse(agent, why))
+		want := `scopegate: config.yml:3: bad\nline\x1b[2J; the tool call is denied`
+		if d["permissionDecision"] != "deny" || d["permissionDecisionReason"] != want {
+			t.Errorf("%s refuse: %v, want a deny with reason %q (one line, control characters escaped)", agent, d, want)
+		}
+	}
 	if a := agents.Allow(agents.Codex); len(a.Stdout) != 0 || a.Exit != 0 {
 		t.Errorf("codex allow is %q exit %d, want an empty answer", a.Stdout, a.Exit)
 	}

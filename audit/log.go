@@ -10,6 +10,10 @@ import (
 	"time"
 )
 
+// LogFile is the name of a session branch's audit log in the branch
+// directory.
+const LogFile = "tools.org"
+
 // Log appends entries to a tools.org file. The zero value of every field but
 // Path works.
 type Log struct {

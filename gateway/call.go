@@ -208,7 +208,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	if n, err := journal.Recover(ctx, &log); err != nil {
 		g.opts.Warn(fmt.Sprintf("recover interrupted calls of %s: %v", t.BranchDir, err))
 	} else if n > 0 {
-		g.opts.Warn(fmt.Sprintf("recorded %d interrupted call(s) in %s", n, filepath.Join(t.BranchDir, "tools.org")))
+		g.opts.Warn(fmt.Sprintf("recorded %d interrupted call(s) in %s", n, filepath.Join(t.BranchDir, audit.LogFile)))
 	}
 	now := g.opts.Now()
 	res := CallResult{CallID: ro.callID}
@@ -291,7 +291,7 @@ func (g *Gateway) Recover(ctx context.Context, branchDir string) (int, error) {
 }
 
 func (g *Gateway) log(branchDir string) audit.Log {
-	return audit.Log{Path: filepath.Join(branchDir, "tools.org"), MaxOutput: g.opts.AuditMaxOutput, Now: g.opts.Now, Group: &g.group}
+	return audit.Log{Path: filepath.Join(branchDir, audit.LogFile), MaxOutput: g.opts.AuditMaxOutput, Now: g.opts.Now, Group: &g.group}
 }
 
 // branchCwd is a branch's default working directory: its project root, else
@@ -434,13 +434,7 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 			out.result = exec.Result{ExitCode: exec.ExitRefused, Stderr: "scopegate: " + err.Error(), Refused: denied.Violations}
 			return out
 		}
-		if call.Tool == policy.ToolShell && ctx.Err() == nil {
-			return failed(err)
-		}
-		out := failed(err)
-		out.exitCode = 1
-		out.result = exec.Result{ExitCode: 1, Stderr: err.Error()}
-		return out
+		return failed(err)
 	}
 	out := outcome{result: res, exitCode: res.ExitCode, stdout: res.Stdout, stderr: res.Stderr,
 		confinement: res.Confinement}

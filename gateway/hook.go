@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 
 	"github.com/scopegate/scopegate/agents"
-	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/profiles"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -68,12 +67,12 @@ func (g *Gateway) Hook(ctx context.Context, agent string, input []byte, o HookOp
 	defer func() {
 		if r := recover(); r != nil {
 			g.opts.Warn(fmt.Sprintf("hook: internal error: %v\n%s", r, debug.Stack()))
-			ans = agents.Deny(agent, "scopegate: internal error while deciding this tool call; it is denied")
+			ans = agents.Refuse(agent, "internal error while deciding this tool call")
 		}
 	}()
 	ans, err := g.hook(ctx, agent, input, o)
 	if err != nil {
-		return agents.Deny(agent, "scopegate: "+oneLineErr(err)+"; the tool call is denied")
+		return agents.Refuse(agent, err.Error())
 	}
 	return ans
 }
@@ -173,9 +172,4 @@ func otherTool(agent, tool, mode string) (agents.Answer, error) {
 		return agents.Deny(agent, fmt.Sprintf("scopegate: %s is not a tool scopegate decides, and hooks.other_tools is deny", tool)), nil
 	}
 	return agents.Answer{}, fmt.Errorf("hooks.other_tools is %q, not allow, ask or deny", mode)
-}
-
-// oneLineErr is err's text on one line.
-func oneLineErr(err error) string {
-	return policy.Deny("", policy.Violation{Message: err.Error()}).Message
 }

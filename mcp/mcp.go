@@ -18,9 +18,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/sessions"
 )
 
 // Options configure a server for one session branch.
@@ -53,8 +55,8 @@ func NewServer(o Options) *sdk.Server {
 		s.AddTool(tool(spec), o.handler(spec))
 	}
 	for _, r := range []struct{ file, mime, what string }{
-		{"scope.yml", "application/yaml", "what the agent may do: the branch's scope"},
-		{"tools.org", "text/x-org", "what the agent has done: the branch's audit log"},
+		{sessions.ScopeFile, "application/yaml", "what the agent may do: the branch's scope"},
+		{audit.LogFile, "text/x-org", "what the agent has done: the branch's audit log"},
 	} {
 		uri := o.resourceURI(r.file)
 		path := filepath.Join(o.BranchDir, r.file)

@@ -76,13 +76,15 @@ func Deny(tool string, vs ...Violation) Decision {
 	first := vs[0]
 	return Decision{
 		Tool: tool, Reason: first.Reason, Rule: first.Rule, Resource: first.Resource,
-		Message: oneLine(first.Message), Violations: vs,
+		Message: OneLine(first.Message), Violations: vs,
 	}
 }
 
-// oneLine makes a message a single line: control characters are shown
-// escaped, so nothing a caller controls can add lines.
-func oneLine(s string) string {
+// OneLine makes a message a single line: control characters (newlines,
+// escape sequences) are shown escaped and invalid UTF-8 as \xNN, so nothing
+// a caller controls can add lines or steer a terminal. Every one-line
+// message scopegate prints, a denial's or an error's, goes through it.
+func OneLine(s string) string {
 	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }) < 0 {
 		return s
 	}

@@ -262,7 +262,7 @@ func (st *shellState) mergeMaybe(before *varSnap) {
 
 // add records a violation, once.
 func (c *checker) add(v Violation) {
-	v.Message = oneLine(v.Message)
+	v.Message = OneLine(v.Message)
 	key := string(v.Reason) + "\x00" + v.Resource + "\x00" + v.Rule
 	if c.seen[key] {
 		return
@@ -929,7 +929,7 @@ func nodeText(n syntax.Node) string {
 
 // clip shortens text for a resource field.
 func clip(s string) string {
-	s = oneLine(s)
+	s = OneLine(s)
 	if len(s) > 120 {
 		return s[:117] + "..."
 	}

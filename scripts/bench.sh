@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints every performance figure of the README side by side, in one run:
+# Prints the main performance figures (docs/performance.md) side by side, in one run:
 # CLI start-up and per-call cost against their baselines (pairs alternated,
 # medians), a program in the private view against Landlock alone
 # (alternated rounds, medians), the decision benchmarks, and serve's check

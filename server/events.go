@@ -96,7 +96,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		if err := r.Context().Err(); err != nil {
 			return err
 		}
-		entries, err := audit.ReadFile(filepath.Join(b.dir, "tools.org"), f)
+		entries, err := audit.ReadFile(filepath.Join(b.dir, audit.LogFile), f)
 		if err != nil {
 			return fmt.Errorf("read audit of %s/%s: %w", b.session, b.branch, err)
 		}
@@ -126,7 +126,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f.Warn = func(err error) { s.log.Warn("skipped an unreadable tools.org entry", "err", err) }
-	entries, err := audit.ReadFile(filepath.Join(e.dir, "tools.org"), f)
+	entries, err := audit.ReadFile(filepath.Join(e.dir, audit.LogFile), f)
 	if err != nil {
 		return fmt.Errorf("read audit of %s/%s: %w", e.session, e.branch, err)
 	}

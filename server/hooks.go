@@ -26,12 +26,12 @@ func (s *Server) hook(agent string) http.Handler {
 			w.Write(a.Stdout)
 		}
 		if !s.authorized(r) {
-			answer(agents.Deny(agent, "scopegate: the hook request has no valid bearer token (Authorization header); the tool call is denied"))
+			answer(agents.Refuse(agent, "the hook request has no valid bearer token (Authorization header)"))
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBody+1))
 		if err != nil || int64(len(body)) > s.opts.MaxBody {
-			answer(agents.Deny(agent, "scopegate: the hook request body could not be read or is too large; the tool call is denied"))
+			answer(agents.Refuse(agent, "the hook request body could not be read or is too large"))
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/internal/npmclient"
+	"github.com/scopegate/scopegate/policy"
 )
 
 // secretCanary is the content of the project's .env, which the coding
@@ -63,8 +64,8 @@ func runClaudeCodeHooks(t *testing.T, claude, mode string) {
 	model := newMockAnthropic(t, script)
 
 	hook := map[string]any{"type": "command", "timeout": 60,
-		"command": shellQuote(scopegateBin) + " --sessions-dir " + shellQuote(w.sessions) + " --config-dir " + shellQuote(w.cfg) +
-			" --roam-dir " + shellQuote(filepath.Join(root, "roam")) + " hook claude-code"}
+		"command": policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(w.sessions) + " --config-dir " + policy.ShellQuote(w.cfg) +
+			" --roam-dir " + policy.ShellQuote(filepath.Join(root, "roam")) + " hook claude-code"}
 	if mode == "http" {
 		s := startServe(t, w)
 		hook = map[string]any{"type": "http", "url": s.url + "/v1/hooks/claude-code", "timeout": 60,

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scopegate/scopegate/audit"
+	"github.com/scopegate/scopegate/policy"
 )
 
 func newAuditCmd(a *app) *cobra.Command {
@@ -47,8 +48,8 @@ Entries made by check (decision only) are marked "(check)".`,
 			if err != nil {
 				return err
 			}
-			f.Warn = func(err error) { fmt.Fprintln(a.stderr, "scopegate: warning: tools.org: "+oneLine(err.Error())) }
-			entries, err := audit.ReadFile(filepath.Join(dir, "tools.org"), f)
+			f.Warn = func(err error) { fmt.Fprintln(a.stderr, "scopegate: warning: tools.org: "+policy.OneLine(err.Error())) }
+			entries, err := audit.ReadFile(filepath.Join(dir, audit.LogFile), f)
 			if err != nil {
 				return err
 			}
@@ -76,7 +77,7 @@ Entries made by check (decision only) are marked "(check)".`,
 					exit = strconv.Itoa(*e.ExitCode)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339),
-					e.CallID, oneLine(e.Tool), status, exit, oneLine(reason), oneLine(e.Summary))
+					e.CallID, policy.OneLine(e.Tool), status, exit, policy.OneLine(reason), policy.OneLine(e.Summary))
 			}
 			return tw.Flush()
 		},

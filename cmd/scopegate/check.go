@@ -161,7 +161,7 @@ func (a *app) gatewayWithProgress(obs gateway.Observer, warn func(string), progr
 // gatewayOptions are the options of gatewayWithProgress.
 func (a *app) gatewayOptions(obs gateway.Observer, warn func(string), progress io.Writer) gateway.Options {
 	home, _ := os.UserHomeDir()
-	confine, _ := confineMode(a.confine)
+	_, confine, _ := a.confinement()
 	return gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, PresetsDir: a.presetsDir(), RoamDir: a.roamDir,
 		Home: home, Confine: confine, HelperPath: a.callBinary, Observer: obs, Warn: warn, Progress: progress,
 		ProbeCache: probeCachePath()}
@@ -178,20 +178,24 @@ func probeCachePath() string {
 	return filepath.Join(dir, "scopegate", "namespace-probe")
 }
 
-// confineMode maps --confine (or SCOPEGATE_CONFINE) to exec's mode.
-func confineMode(s string) (exec.ConfineMode, error) {
+// confinement is the one resolution of the confinement of shell calls:
+// --confine, else SCOPEGATE_CONFINE, else landlock. It returns the
+// setting's name (what a `scopegate exec` command line is given) and exec's
+// mode; an unknown setting is an error, and its mode the strictest.
+func (a *app) confinement() (string, exec.ConfineMode, error) {
+	s := a.confine
 	if s == "" {
 		s = os.Getenv("SCOPEGATE_CONFINE")
 	}
 	switch s {
 	case "", "landlock":
-		return exec.ConfineRequired, nil
+		return "landlock", exec.ConfineRequired, nil
 	case "best-effort":
-		return exec.ConfineAllowUnconfined, nil
+		return s, exec.ConfineAllowUnconfined, nil
 	case "off":
-		return exec.ConfineOff, nil
+		return s, exec.ConfineOff, nil
 	}
-	return exec.ConfineRequired, fmt.Errorf("--confine must be landlock, best-effort or off, not %q", s)
+	return s, exec.ConfineRequired, fmt.Errorf("--confine must be landlock, best-effort or off, not %q", s)
 }
 
 // target resolves where a call is decided: a bare scope file (check only)

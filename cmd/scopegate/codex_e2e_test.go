@@ -17,6 +17,7 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/internal/npmclient"
+	"github.com/scopegate/scopegate/policy"
 )
 
 // mockResponses is a scripted stand-in for the OpenAI Responses API on
@@ -129,8 +130,8 @@ func TestCodexHooks(t *testing.T) {
 		"cat $(sort list.txt)",
 	}
 	model := newMockResponses(t, script)
-	hookCmd := shellQuote(scopegateBin) + " --sessions-dir " + shellQuote(sessionsDir) + " --config-dir " + shellQuote(cfgDir) +
-		" --roam-dir " + shellQuote(filepath.Join(root, "roam")) + " hook codex"
+	hookCmd := policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(sessionsDir) + " --config-dir " + policy.ShellQuote(cfgDir) +
+		" --roam-dir " + policy.ShellQuote(filepath.Join(root, "roam")) + " hook codex"
 	config := fmt.Sprintf(`model = "gpt-test"
 model_provider = "mock"
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -122,7 +123,7 @@ func gc(a *app, o gcOptions) error {
 			continue
 		}
 		cutoff := o.now.Add(-time.Duration(r.AuditDays) * 24 * time.Hour)
-		logs, _ := filepath.Glob(filepath.Join(dir, "branches", "*", "tools.org"))
+		logs, _ := filepath.Glob(filepath.Join(dir, "branches", "*", audit.LogFile))
 		for _, path := range logs {
 			pruned, kept, err := pruneAudit(path, cutoff, o.apply)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/scopegate/scopegate/agents"
 	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/server/client"
 )
 
@@ -56,52 +58,49 @@ Codex, in ~/.codex/config.toml:
 }
 
 // runHook answers one hook: every outcome is an answer on stdout with exit
-// 0, or exit 2 with a one-line reason on stderr.
-func (a *app) runHook(ctx context.Context, agent string) (err error) {
-	known := false
-	for _, n := range agents.Names() {
-		known = known || n == agent
-	}
-	if !known {
+// 0, or exit 2 with a one-line reason on stderr. The whole answer, from
+// reading the input to the decision, runs under one recover and one
+// deadline: a panic or a decision that takes longer (a lock held, a hung
+// serve) is a deny, never a silence the agent could take as "run the tool".
+func (a *app) runHook(ctx context.Context, agent string) error {
+	if !slices.Contains(agents.Names(), agent) {
 		return usageErr("unknown agent %q: give claude-code or codex", agent)
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = a.writeAnswer(agents.Deny(agent, "scopegate: internal error while deciding this tool call; it is denied"))
-		}
-	}()
-	input, err := io.ReadAll(io.LimitReader(a.stdin, maxCallBytes+1))
-	if err != nil || len(input) > maxCallBytes {
-		return a.writeAnswer(agents.Deny(agent, "scopegate: the hook input could not be read; the tool call is denied"))
-	}
-	cfg, err := config.Load(a.configDir)
-	if err != nil {
-		return a.writeAnswer(agents.Deny(agent, "scopegate: "+oneLine(err.Error())+"; every tool call is denied until it is fixed"))
-	}
-	opts, err := a.hookOptions(agent, cfg.Hooks)
-	if err != nil {
-		return a.writeAnswer(agents.Deny(agent, "scopegate: "+oneLine(err.Error())+"; the tool call is denied"))
-	}
-	// Answer well inside the agents' hook timeouts: a decision that takes
-	// longer (a lock held, a hung serve) is a deny, never a silence the
-	// agent could take as "run the tool".
 	ctx, cancel := context.WithTimeout(ctx, hookDeadline)
 	defer cancel()
 	done := make(chan agents.Answer, 1)
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				done <- agents.Deny(agent, "scopegate: internal error while deciding this tool call; it is denied")
+				done <- agents.Refuse(agent, "internal error while deciding this tool call")
 			}
 		}()
-		done <- a.decideHook(ctx, agent, input, opts)
+		done <- a.answerHook(ctx, agent)
 	}()
 	select {
 	case ans := <-done:
 		return a.writeAnswer(ans)
 	case <-ctx.Done():
-		return a.writeAnswer(agents.Deny(agent, fmt.Sprintf("scopegate: no decision within %s; the tool call is denied", hookDeadline)))
+		return a.writeAnswer(agents.Refuse(agent, fmt.Sprintf("no decision within %s", hookDeadline)))
 	}
+}
+
+// answerHook reads the hook input and decides it; whatever fails is a
+// refusal naming why.
+func (a *app) answerHook(ctx context.Context, agent string) agents.Answer {
+	input, err := io.ReadAll(io.LimitReader(a.stdin, maxCallBytes+1))
+	if err != nil || len(input) > maxCallBytes {
+		return agents.Refuse(agent, "the hook input could not be read")
+	}
+	cfg, err := config.Load(a.configDir)
+	if err != nil {
+		return agents.Refuse(agent, err.Error()+" (every tool call is denied until it is fixed)")
+	}
+	opts, err := a.hookOptions(agent, cfg.Hooks)
+	if err != nil {
+		return agents.Refuse(agent, err.Error())
+	}
+	return a.decideHook(ctx, agent, input, opts)
 }
 
 // hookDeadline bounds one hook decision; agents wait 60 s (Claude Code's
@@ -117,7 +116,7 @@ func (a *app) decideHook(ctx context.Context, agent string, input []byte, opts g
 	case err == nil:
 		return agents.Answer{Stdout: raw}
 	case !errors.Is(err, errNoServe):
-		return agents.Deny(agent, "scopegate: "+oneLine(err.Error())+"; the tool call is denied")
+		return agents.Refuse(agent, err.Error())
 	}
 	return a.gateway().Hook(ctx, agent, input, opts)
 }
@@ -132,12 +131,14 @@ func (a *app) hookOptions(agent string, h config.Hooks) (gateway.HookOptions, er
 	switch agent {
 	case agents.ClaudeCode:
 		o.ProjectDir = os.Getenv("CLAUDE_PROJECT_DIR")
-	default:
+	case agents.Codex:
 		wd, err := os.Getwd()
 		if err != nil {
 			return o, fmt.Errorf("hook working directory: %w", err)
 		}
 		o.ProjectDir = wd
+	default:
+		return o, fmt.Errorf("unknown agent %q (known: %s)", agent, strings.Join(agents.Names(), ", "))
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -149,38 +150,25 @@ func (a *app) hookOptions(agent string, h config.Hooks) (gateway.HookOptions, er
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
-	o.ExecCommand = a.execCommand(exe)
+	confine, _, err := a.confinement()
+	if err != nil {
+		return o, err
+	}
+	o.ExecCommand = a.execCommand(exe, confine)
 	return o, nil
 }
 
 // execCommand returns the function building the `scopegate exec` command
-// line of a stored call.
-func (a *app) execCommand(exe string) func(sessionID, branch, callID string) string {
-	confine := a.confine
-	if confine == "" {
-		confine = os.Getenv("SCOPEGATE_CONFINE")
-	}
-	if confine == "" {
-		confine = "landlock"
-	}
+// line of a stored call, run with confinement confine.
+func (a *app) execCommand(exe, confine string) func(sessionID, branch, callID string) string {
 	return func(sessionID, branch, callID string) string {
 		words := []string{exe, "--sessions-dir", a.sessionsDir, "--config-dir", a.configDir, "--roam-dir", a.roamDir,
 			"--confine", confine, "exec", "--session", sessionID, "--branch", branch, "--call", callID}
 		for i, w := range words {
-			words[i] = shellQuote(w)
+			words[i] = policy.ShellQuote(w)
 		}
 		return strings.Join(words, " ")
 	}
-}
-
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@%+,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // writeAnswer prints a hook answer and returns the exit it asks for.

@@ -10,6 +10,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/scopegate/scopegate/agents"
+	"github.com/scopegate/scopegate/config"
+	scexec "github.com/scopegate/scopegate/exec"
 )
 
 // hookShell asks `scopegate hook claude-code` about a Bash command in a fresh
@@ -149,5 +153,29 @@ func TestHookDeniesWhenTheDecisionHangs(t *testing.T) {
 	code, stdout, _ := exitCode(t, cmd)
 	if code != 0 || !strings.Contains(stdout, `"permissionDecision":"deny"`) || !strings.Contains(stdout, "no decision within") {
 		t.Errorf("exit %d, stdout %q; want a deny for the hung decision", code, stdout)
+	}
+}
+
+// An agent the hook does not know gets no options (never another agent's),
+// and the known agents' exec command lines carry the confinement resolved
+// from SCOPEGATE_CONFINE, the same the gateway runs with.
+func TestHookOptions(t *testing.T) {
+	t.Setenv("SCOPEGATE_CONFINE", "off")
+	t.Setenv("CLAUDE_PROJECT_DIR", t.TempDir())
+	a := &app{sessionsDir: t.TempDir(), configDir: t.TempDir(), roamDir: t.TempDir()}
+	if _, err := a.hookOptions("cursor", config.Hooks{}); err == nil || !strings.Contains(err.Error(), `unknown agent "cursor"`) {
+		t.Errorf("options of an unknown agent: error %v, want unknown agent", err)
+	}
+	for _, agent := range agents.Names() {
+		o, err := a.hookOptions(agent, config.Hooks{})
+		if err != nil {
+			t.Fatalf("%s: %v", agent, err)
+		}
+		if line := o.ExecCommand("s", "main", "c1"); !strings.Contains(line, " --confine off exec ") {
+			t.Errorf("%s exec command %q, want --confine off", agent, line)
+		}
+	}
+	if c := a.gatewayOptions(nil, nil, nil).Confine; c != scexec.ConfineOff {
+		t.Errorf("gateway confinement %v, want ConfineOff", c)
 	}
 }

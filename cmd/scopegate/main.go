@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	scexec "github.com/scopegate/scopegate/exec"
+	"github.com/scopegate/scopegate/policy"
 )
 
 // Exit codes: 0 success or allowed, 1 internal error, 2 usage or invalid
@@ -87,12 +88,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(stderr, "scopegate: "+oneLine(ee.err.Error()))
+			fmt.Fprintln(stderr, "scopegate: "+policy.OneLine(ee.err.Error()))
 		}
 		return ee.code
 	}
 	// cobra's own errors are flag and argument errors.
-	fmt.Fprintln(stderr, "scopegate: "+oneLine(err.Error()))
+	fmt.Fprintln(stderr, "scopegate: "+policy.OneLine(err.Error()))
 	if isCobraUsage(err) {
 		return exitUsage
 	}
@@ -107,10 +108,6 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // newRootCmd is the command tree for args: the root with the command args
@@ -134,7 +131,7 @@ reason on stderr), 1 internal error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := confineMode(a.confine); err != nil {
+			if _, _, err := a.confinement(); err != nil {
 				return usageErr("%v", err)
 			}
 			return a.resolveDirs()

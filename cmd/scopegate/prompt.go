@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scopegate/scopegate/audit"
+	"github.com/scopegate/scopegate/policy"
 )
 
 func newPromptCmd(a *app) *cobra.Command {
@@ -66,7 +67,7 @@ func newPromptLogCmd(a *app) *cobra.Command {
 			path := filepath.Join(dir, "system-prompts.org")
 			if !f.Changed("previous") && !f.Changed("previous-file") {
 				changes, err := audit.ReadPrompts(path, func(err error) {
-					fmt.Fprintln(a.stderr, "scopegate: warning: system-prompts.org: "+oneLine(err.Error()))
+					fmt.Fprintln(a.stderr, "scopegate: warning: system-prompts.org: "+policy.OneLine(err.Error()))
 				})
 				if err != nil {
 					return err

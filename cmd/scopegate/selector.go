@@ -86,7 +86,7 @@ func (a *app) presetsDir() string {
 
 // warner prints warnings on stderr, one line each.
 func warner(w io.Writer) func(string) {
-	return func(msg string) { fmt.Fprintln(w, "scopegate: warning: "+oneLine(msg)) }
+	return func(msg string) { fmt.Fprintln(w, "scopegate: warning: "+policy.OneLine(msg)) }
 }
 
 // sessionErr maps the errors of sessions and profiles to exit codes: what

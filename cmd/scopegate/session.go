@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scopegate/scopegate/config"
+	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/profiles"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -154,7 +155,7 @@ func newSessionShowCmd(a *app) *cobra.Command {
 			fmt.Fprintf(w, "dir:       %s\n", info.SessionDir)
 			fmt.Fprintf(w, "current:   %s\n", info.CurrentBranch)
 			if info.MetadataError != "" {
-				fmt.Fprintf(w, "metadata:  unreadable: %s\n", oneLine(info.MetadataError))
+				fmt.Fprintf(w, "metadata:  unreadable: %s\n", policy.OneLine(info.MetadataError))
 			} else {
 				fmt.Fprintf(w, "preset:    %s\n", dash(info.Preset))
 				fmt.Fprintf(w, "created:   %s\n", stamp(info.Created))
