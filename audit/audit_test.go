@@ -312,6 +312,7 @@ func TestRoundTripAndEmacs(t *testing.T) {
 		}
 	}
 
+	mustVerify(t, path, len(es))
 	hs := orgcheck.Require(t, path)
 	if len(hs) != len(es) {
 		t.Fatalf("emacs found %d level-1 headlines, want %d: %+v", len(hs), len(es), hs)

@@ -179,3 +179,84 @@ func withNewline(s string) string {
 	}
 	return s
 }
+
+// FuzzVerify reads arbitrary text as a tools.org with an arbitrary chain
+// head: verify never fails or panics, its verdict agrees with its breaks,
+// and every break and foreign entry names a line of the text.
+// Seeded with chained files, each tampering of the unit tests and gptel's
+// headings.
+func FuzzVerify(f *testing.F) {
+	var chained bytes.Buffer
+	var h chainHead
+	for i := 1; i <= 4; i++ {
+		e := chainEntry(i)
+		chained.Write(h.seal(nil, render(&e, 0), nil))
+	}
+	h.Size = int64(chained.Len())
+	head := string(h.encode())
+	c := chained.Bytes()
+	f.Add(c, head)
+	f.Add(c, "")
+	f.Add(c[:len(c)/2], head)
+	f.Add(append(append([]byte(gptelToolCall), c...), gptelToolCall...), head)
+	f.Add(bytes.Replace(c, []byte(":CHAIN_SEQ: 2"), []byte(":CHAIN_SEQ: 9"), 1), head)
+	f.Add(bytes.Replace(c, []byte(":CHAIN:    "), []byte(":CHAIN: "), 1), head)
+	f.Add([]byte("* x\n:PROPERTIES:\n:CHAIN:\n:CHAIN_SEQ: 0\n:END:\n"), "scopegate-chain 1 0 - 0\n")
+	f.Add([]byte("preamble\n* \n*\n"), head)
+	f.Fuzz(func(t *testing.T, text []byte, headText string) {
+		var hp *chainHead
+		if h, err := parseHead([]byte(headText)); err == nil {
+			hp = &h
+		}
+		r := verifyText(text, hp)
+		if r.OK != (len(r.Breaks) == 0) {
+			t.Fatalf("ok=%v with breaks %+v", r.OK, r.Breaks)
+		}
+		lines := bytes.Count(text, []byte("\n")) + 1
+		for _, b := range r.Breaks {
+			if b.Line < 1 || b.Line > lines || b.Kind == "" || b.Detail == "" {
+				t.Fatalf("break %+v outside %d lines", b, lines)
+			}
+		}
+		for _, fe := range r.Foreign {
+			if fe.Line < 1 || fe.Line > lines {
+				t.Fatalf("foreign %+v outside %d lines", fe, lines)
+			}
+		}
+		if hp == nil && r.Entries > 0 && r.OK {
+			t.Fatal("a chain without a head holds")
+		}
+	})
+}
+
+// FuzzChainTamper writes chained entries made of arbitrary text, checks
+// that the chain holds, then changes one byte anywhere in the file and
+// checks that verify no longer holds.
+func FuzzChainTamper(f *testing.F) {
+	for _, h := range hostile {
+		f.Add(h[:min(len(h), 512)], uint16(7), byte(1))
+	}
+	f.Add("ok\n", uint16(0), byte('*'))
+	f.Add(gptelToolCall, uint16(300), byte('\n'))
+	f.Fuzz(func(t *testing.T, output string, pos uint16, xor byte) {
+		if xor == 0 {
+			return
+		}
+		var text []byte
+		var h chainHead
+		for i := 1; i <= 3; i++ {
+			e := chainEntry(i)
+			e.Stdout, e.Message = output, output
+			text = h.seal(text, render(&e, 1<<10), nil)
+		}
+		h.Size = int64(len(text))
+		if r := verifyText(text, &h); !r.OK || r.Entries != 3 {
+			t.Fatalf("chain written does not hold: %+v\n%s", r, text)
+		}
+		changed := bytes.Clone(text)
+		changed[int(pos)%len(changed)] ^= xor
+		if r := verifyText(changed, &h); r.OK {
+			t.Fatalf("byte %d changed and the chain holds:\n%s", int(pos)%len(changed), changed)
+		}
+	})
+}

@@ -61,8 +61,8 @@ func (g *Group) append(path string, text []byte, sync bool) error {
 		batch := q.pending
 		q.pending = nil
 		g.mu.Unlock()
-		text, sync := joinBatch(batch)
-		err := appendEntry(context.Background(), path, text, sync)
+		texts, sync := batchTexts(batch)
+		err := appendChained(context.Background(), path, texts, sync)
 		if first {
 			own, first = err, false
 		}
@@ -79,22 +79,16 @@ func (g *Group) append(path string, text []byte, sync bool) error {
 	return own
 }
 
-// joinBatch is the text of a batch, written at once, and whether it must
-// be synced: when any of its entries must (a call's entry that joined a
-// check's batch is still on disk when its append returns).
-func joinBatch(batch []groupReq) ([]byte, bool) {
+// batchTexts is the entries of a batch, written at once, each chained to
+// the one before, and whether they must be synced: when any of them must (a
+// call's entry that joined a check's batch is still on disk when its append
+// returns).
+func batchTexts(batch []groupReq) ([][]byte, bool) {
 	sync := false
-	n := 0
-	for _, b := range batch {
+	texts := make([][]byte, len(batch))
+	for i, b := range batch {
 		sync = sync || b.sync
-		n += len(b.text)
+		texts[i] = b.text
 	}
-	if len(batch) == 1 {
-		return batch[0].text, sync
-	}
-	text := make([]byte, 0, n)
-	for _, b := range batch {
-		text = append(text, b.text...)
-	}
-	return text, sync
+	return texts, sync
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -70,15 +71,19 @@ func TestGroupBatchSyncedWhenAnyEntryAsks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var batch []groupReq
-			want := ""
+			var want []string
 			for i, s := range tc.syncs {
 				text := fmt.Sprintf("* entry %d\n", i)
 				batch = append(batch, groupReq{text: []byte(text), sync: s})
-				want += text
+				want = append(want, text)
 			}
-			text, sync := joinBatch(batch)
-			if string(text) != want || sync != tc.want {
-				t.Fatalf("joinBatch = %q, %v; want %q, %v", text, sync, want, tc.want)
+			texts, sync := batchTexts(batch)
+			var got []string
+			for _, t := range texts {
+				got = append(got, string(t))
+			}
+			if !slices.Equal(got, want) || sync != tc.want {
+				t.Fatalf("batchTexts = %q, %v; want %q, %v", got, sync, want, tc.want)
 			}
 		})
 	}

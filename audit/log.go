@@ -3,9 +3,11 @@ package audit
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -36,6 +38,9 @@ type Log struct {
 // Append writes e as one level-1 heading at the end of the log: a single
 // write(2) of the whole entry on an O_APPEND descriptor, under an exclusive
 // flock, so concurrent writers in any number of processes never interleave.
+// Under the same lock the entry is sealed into the branch's chain (its
+// :CHAIN_SEQ: and :CHAIN: properties) and the chain head beside the log
+// (ChainHeadPath) is replaced.
 func (l *Log) Append(ctx context.Context, e Entry) error {
 	if e.Time.IsZero() {
 		e.Time = now(l.Now)
@@ -47,7 +52,7 @@ func (l *Log) Append(ctx context.Context, e Entry) error {
 			err = l.Group.append(l.Path, text, !l.NoSync)
 		}
 	} else {
-		err = appendEntry(ctx, l.Path, text, !l.NoSync)
+		err = appendChained(ctx, l.Path, [][]byte{text}, !l.NoSync)
 	}
 	if err != nil {
 		return fmt.Errorf("audit call %q: %w", e.CallID, err)
@@ -76,12 +81,60 @@ func now(clock func() time.Time) time.Time {
 	return time.Now()
 }
 
-// appendEntry appends text to path as described at [Log.Append]. When the
-// file does not end in a newline (a write torn by a crash), the entry is
-// preceded by one so that its headline starts a line. It works on the raw
+// appendEntry appends text to path as described at [Log.Append], without
+// the chain (system-prompts.org). When the file does not end in a newline
+// (a write torn by a crash), the text is preceded by one so that its
+// headline starts a line.
+func appendEntry(ctx context.Context, path string, text []byte, sync bool) error {
+	return appendLocked(ctx, path, sync, func(_ int, _ int64, buf []byte) ([]byte, func(int64) error, error) {
+		return append(buf, text...), nil, nil
+	})
+}
+
+// appendChained appends the rendered entries texts to the tools.org at
+// path in one write, each sealed into the chain after the one before (see
+// chain.go), and records the new chain head, all under the file's lock.
+func appendChained(ctx context.Context, path string, texts [][]byte, sync bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	head, err := openHead(ChainHeadPath(path))
+	if err != nil {
+		return err
+	}
+	defer head.close()
+	return appendLocked(ctx, path, sync, func(fd int, size int64, buf []byte) ([]byte, func(int64) error, error) {
+		h, err := loadHead(fd, head, size)
+		if err != nil {
+			return nil, nil, err
+		}
+		n := len(buf)
+		for _, t := range texts {
+			n += len(t) + sealSpace
+		}
+		buf = slices.Grow(buf, n-len(buf))
+		sum := sha256.New()
+		for _, t := range texts {
+			buf = h.seal(buf, t, sum)
+		}
+		return buf, func(end int64) error {
+			h.Size = end
+			return head.write(h)
+		}, nil
+	})
+}
+
+// buildFunc makes the text of an append under the file's lock: buf (empty,
+// or the newline that ends a torn last line) followed by the entries, for
+// fd open on the file of size bytes. done, when not nil, runs after the
+// text is written (and synced), with the file's new size.
+type buildFunc func(fd int, size int64, buf []byte) (text []byte, done func(end int64) error, err error)
+
+// appendLocked opens path for appending, takes its exclusive lock and
+// writes what build makes in a single write(2). It works on the raw
 // descriptor: a regular file gains nothing from the runtime poller, and
 // registering with it would cost system calls on every append.
-func appendEntry(ctx context.Context, path string, text []byte, sync bool) error {
+func appendLocked(ctx context.Context, path string, sync bool, build buildFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -91,7 +144,7 @@ func appendEntry(ctx context.Context, path string, text []byte, sync bool) error
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}
-	err = appendFD(fd, path, text, sync)
+	err = appendFD(fd, path, sync, build)
 	// Closing the descriptor releases the lock.
 	if cerr := syscall.Close(fd); err == nil && cerr != nil {
 		err = fmt.Errorf("close %s: %w", path, cerr)
@@ -99,8 +152,8 @@ func appendEntry(ctx context.Context, path string, text []byte, sync bool) error
 	return err
 }
 
-// appendFD is appendEntry on the open descriptor of path.
-func appendFD(fd int, path string, text []byte, sync bool) error {
+// appendFD is appendLocked on the open descriptor of path.
+func appendFD(fd int, path string, sync bool, build buildFunc) error {
 	if _, err := retry(func() (int, error) { return 0, syscall.Flock(fd, syscall.LOCK_EX) }); err != nil {
 		return fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -108,6 +161,7 @@ func appendFD(fd int, path string, text []byte, sync bool) error {
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
 	}
+	var buf []byte
 	if st.Size > 0 {
 		var last [1]byte
 		n, err := retry(func() (int, error) { return syscall.Pread(fd, last[:], st.Size-1) })
@@ -115,8 +169,12 @@ func appendFD(fd int, path string, text []byte, sync bool) error {
 			return fmt.Errorf("read end of %s: %w", path, cmp.Or(err, io.ErrUnexpectedEOF))
 		}
 		if last[0] != '\n' {
-			text = append([]byte{'\n'}, text...)
+			buf = []byte{'\n'}
 		}
+	}
+	text, done, err := build(fd, st.Size, buf)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	// Exactly one successful write(2): a loop over short writes could
 	// split an entry between two system calls. A short write is an error.
@@ -130,6 +188,11 @@ func appendFD(fd int, path string, text []byte, sync bool) error {
 	if sync {
 		if _, err := retry(func() (int, error) { return 0, syscall.Fsync(fd) }); err != nil {
 			return fmt.Errorf("sync %s: %w", path, err)
+		}
+	}
+	if done != nil {
+		if err := done(st.Size + int64(n)); err != nil {
+			return fmt.Errorf("append to %s: %w", path, err)
 		}
 	}
 	return nil

@@ -114,6 +114,7 @@ func TestConcurrentProcessesAppend(t *testing.T) {
 			t.Errorf("entry %s damaged", e.CallID)
 		}
 	}
+	mustVerify(t, path, writers*appendN)
 	hs := orgcheck.Require(t, path)
 	if len(hs) != writers*appendN {
 		t.Fatalf("emacs found %d level-1 headlines, want %d", len(hs), writers*appendN)
@@ -190,6 +191,7 @@ func TestRecover(t *testing.T) {
 			if statErr == nil {
 				t.Error("record still there after recovery")
 			}
+			mustVerify(t, log.Path, 1)
 			left, _ := os.ReadDir(j.Dir)
 			if len(left) != 0 {
 				t.Errorf("journal not empty: %v", left)
@@ -256,6 +258,7 @@ func TestRecoverConcurrentlyOnce(t *testing.T) {
 			t.Errorf("%s written %d times", id, c)
 		}
 	}
+	mustVerify(t, filepath.Join(dir, "tools.org"), records)
 }
 
 func TestRecoverKillsLiveChild(t *testing.T) {

@@ -59,6 +59,20 @@ var programVars = map[string][]string{
 	"CC": {"cc", "gcc", "clang", "tcc", "musl-gcc"}, "CXX": {"c++", "g++", "clang++"},
 }
 
+// editorVars name the editor that programs run for a message (git commit
+// without -m): set, as a command's prefix, to a program of programVars
+// that runs nothing, the editor is safe for that command (editorSafe).
+var editorVars = []string{"GIT_EDITOR", "EDITOR", "VISUAL"}
+
+// editorVar reports whether name is one of editorVars.
+func editorVar(name string) bool { return slices.Contains(editorVars, name) }
+
+// editorRunsNothing reports whether value makes the editor variable name
+// a program that runs nothing.
+func editorRunsNothing(name, value string) bool {
+	return editorVar(name) && slices.Contains(programVars[name], value)
+}
+
 // dangerousVarPrefixes are variable name prefixes refused like dangerousVars.
 var dangerousVarPrefixes = map[string]string{
 	"LD_": "changes how programs are linked and loaded", "DYLD_": "changes how programs are linked and loaded",

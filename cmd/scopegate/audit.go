@@ -83,10 +83,86 @@ Entries made by check (decision only) are marked "(check)".`,
 		},
 	}
 	sel.addFlags(cmd)
+	cmd.AddCommand(newAuditVerifyCmd(a))
 	cmd.Flags().StringVar(&decision, "decision", "", "only entries with this status: allowed, denied, error (ran and failed) or interrupted")
 	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time: a duration ago (90m, 2h, 3d), a date (2026-11-22, local midnight) or an RFC 3339 time")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return cmd
+}
+
+func newAuditVerifyCmd(a *app) *cobra.Command {
+	var sel selector
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use: "verify SELECTOR [--json]",
+		Example: `  scopegate audit verify --session "$S"
+  scopegate audit verify --branch-dir ~/.gptel/sessions/S/branches/main --json`,
+		Short: "Check that a branch's tools.org is whole: no entry edited, removed, reordered or cut",
+		Long: `Check the chain of a session branch's tools.org: every entry scopegate writes
+carries :CHAIN:, a SHA-256 over the entry's text and the :CHAIN: of the entry
+before it, and the branch directory keeps the latest value, so an edited,
+removed, reordered or cut entry is found. Exit 0 when the chain holds; exit 3
+naming the first entry where it breaks (line, call id) and how. Headings
+written by other programs (gptel's own tool calls) are listed, not breaks.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := sel.resolve(a)
+			if err != nil {
+				return err
+			}
+			r, err := audit.Verify(filepath.Join(dir, "tools.org"))
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := writeJSON(a.stdout, r); err != nil {
+					return err
+				}
+			} else {
+				printVerify(a, r)
+			}
+			if !r.OK {
+				return silentExit(exitDenied)
+			}
+			return nil
+		},
+	}
+	sel.addFlags(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// printVerify prints a verify report for a reader: the verdict, the first
+// break on a line of its own, then the others and the foreign entries.
+func printVerify(a *app, r audit.Report) {
+	w := a.stdout
+	head := "no chain head"
+	if r.Head != nil {
+		head = fmt.Sprintf("head at entry %d", r.Head.Seq)
+	}
+	if r.OK {
+		fmt.Fprintf(w, "chain holds: %d entries, %s\n", r.Entries, head)
+	} else {
+		b := r.Breaks[0]
+		fmt.Fprintf(w, "chain broken: %s at line %d", b.Kind, b.Line)
+		if b.CallID != "" {
+			fmt.Fprintf(w, " (call %s)", policy.OneLine(b.CallID))
+		}
+		fmt.Fprintf(w, ": %s\n", b.Detail)
+		fmt.Fprintf(w, "%d entries, %s, %d break(s)\n", r.Entries, head, len(r.Breaks))
+		for _, b := range r.Breaks[1:] {
+			fmt.Fprintf(w, "  %s at line %d (call %s): %s\n", b.Kind, b.Line, policy.OneLine(b.CallID), b.Detail)
+		}
+	}
+	if r.Unrecorded > 0 {
+		fmt.Fprintf(w, "%d last entries past the chain head (an append stopped before it recorded the head; the next one will)\n", r.Unrecorded)
+	}
+	if r.Unchained > 0 {
+		fmt.Fprintf(w, "%d entries written before the chain began\n", r.Unchained)
+	}
+	for _, f := range r.Foreign {
+		fmt.Fprintf(w, "not scopegate's, skipped: line %d: * %s\n", f.Line, policy.OneLine(f.Headline))
+	}
 }
 
 // parseSince reads --since: a duration before now ("90m", "2h", "3d"), a

@@ -208,17 +208,14 @@ func pruneAudit(path string, cutoff time.Time, apply bool) (pruned, kept int, er
 	if _, err := buf.ReadFrom(f); err != nil {
 		return 0, 0, fmt.Errorf("read %s: %w", path, err)
 	}
-	var out bytes.Buffer
-	for _, chunk := range splitEntries(buf.Bytes()) {
-		if t, ok := entryTime(chunk); ok && t.Before(cutoff) {
-			pruned++
-			continue
-		}
-		if bytes.HasPrefix(chunk, []byte("* ")) {
-			kept++
-		}
-		out.Write(chunk)
-	}
+	// The chain of tools.org stays whole: entries are dropped from its
+	// start only (see audit.Prune).
+	p := audit.Prune(buf.Bytes(), func(entry []byte) bool {
+		t, ok := entryTime(entry)
+		return ok && t.Before(cutoff)
+	})
+	pruned, kept = p.Dropped, p.Kept
+	out := bytes.NewBuffer(p.Text)
 	if !apply || pruned == 0 {
 		return pruned, kept, nil
 	}
@@ -235,27 +232,13 @@ func pruneAudit(path string, cutoff time.Time, apply bool) (pruned, kept int, er
 	if err := f.Sync(); err != nil {
 		return 0, 0, fmt.Errorf("prune %s: %w (the pruned content is in %s)", path, err, backup)
 	}
+	if err := p.Rebase(path); err != nil {
+		return 0, 0, fmt.Errorf("prune %s: %w", path, err)
+	}
 	if err := os.Remove(backup); err != nil {
 		return pruned, kept, fmt.Errorf("prune %s: %w", path, err)
 	}
 	return pruned, kept, nil
-}
-
-// splitEntries cuts tools.org before every level-1 heading ("* " at the
-// start of a line: call text is escaped so it can never start one).
-func splitEntries(data []byte) [][]byte {
-	var out [][]byte
-	start := 0
-	for i := 0; i < len(data); i++ {
-		if (i == 0 || data[i-1] == '\n') && bytes.HasPrefix(data[i:], []byte("* ")) && i > start {
-			out = append(out, data[start:i])
-			start = i
-		}
-	}
-	if start < len(data) {
-		out = append(out, data[start:])
-	}
-	return out
 }
 
 // entryTime reads the :TIME: property of an entry.

@@ -92,11 +92,13 @@ func TestGCPrunesAuditAndArchivesIdleSessions(t *testing.T) {
 	if _, err := os.Stat(log + ".gc"); !os.IsNotExist(err) {
 		t.Errorf("backup left: %v", err)
 	}
+	verifyChain(t, w)
 	// Appends after a prune land after the kept entries.
 	w.run(0, "check", "--session", w.id, `{"tool":"read_file","args":{"path":"y"},"cwd":"`+w.proj+`"}`)
 	if hs := orgcheck.Require(t, log); len(hs) != 3 {
 		t.Errorf("after a new check: %d entries, want 3", len(hs))
 	}
+	verifyChain(t, w)
 	// Removal instead of archiving.
 	w.run(0, "session", "create", "--id", "idle2", "--worktree", w.proj)
 	filepath.Walk(filepath.Join(w.sessions, "idle2"), func(p string, _ os.FileInfo, _ error) error {

@@ -82,6 +82,9 @@ func TestCallInterrupted(t *testing.T) {
 			if len(entries) != 1 || !strings.Contains(string(entries[0].Args), secs) {
 				t.Errorf("tools.org INTERRUPTED entries: %+v, want the interrupted call", entries)
 			}
+			// The INTERRUPTED entry, written by this process or by the next
+			// start, is in the chain.
+			verifyChain(t, w)
 		})
 	}
 }

@@ -241,6 +241,11 @@ func branchEntries(t *testing.T, w *workspace, id string) []audit.Entry {
 	if hs := orgcheck.Require(t, path); len(hs) != len(es) {
 		t.Errorf("%s: Emacs sees %d level-1 headlines, the reader %d entries", path, len(hs), len(es))
 	}
+	// serve's grouped appends (and, after a kill -9, the recovery) keep
+	// the chain whole.
+	if r, err := audit.Verify(path); err != nil || !r.OK || r.Entries != len(es) {
+		t.Errorf("%s: verify: %v: ok=%v, %d chained entries of %d, breaks %+v", path, err, r.OK, r.Entries, len(es), r.Breaks)
+	}
 	names, _ := os.ReadDir(audit.InflightDir(filepath.Dir(path)))
 	for _, n := range names {
 		// A ".tmp-" file is a record write cut off by a kill before its
