@@ -117,20 +117,14 @@ func (g *Gateway) scopePath(t Target) string {
 	return filepath.Join(t.BranchDir, sessions.ScopeFile)
 }
 
-// decide is the one decision path of every entry point; ex says who will
-// run the call. The decision is counted.
-func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decision {
-	out := g.decideWith(t, call, ex, nil, nil)
-	g.countDecision(t, call, out)
-	return out
-}
-
 // countDecision counts a decision (once per call, whatever was asked on the way).
 func (g *Gateway) countDecision(t Target, call policy.Call, dec decision) {
 	g.opts.Observer.ObserveDecision(call.Tool, dec.d.Allowed, string(dec.d.Reason), t.via())
 }
 
-// decideWith decides call without counting it. With grant, the call is
+// decideWith is the one decision path of every entry point; ex says who
+// will run the call. It decides without counting: each entry point counts
+// the decision it acts on once (countDecision). With grant, the call is
 // decided against the branch's scope widened by grant (a one-time grant),
 // never written to scope.yml. fn makes the scope's decision (nil: the
 // scope decides the call).
