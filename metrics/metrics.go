@@ -69,6 +69,7 @@ type Metrics struct {
 	scopeLoadErrors  prometheus.Counter
 	inflight         prometheus.Gauge
 	auditWriteErrors prometheus.Counter
+	exportDropped    prometheus.Counter
 }
 
 // New returns the metrics in a new registry, every bounded label
@@ -115,8 +116,12 @@ func New(o Options) *Metrics {
 			Help: "tools.org entries that could not be written.",
 		}),
 	}
+	m.exportDropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "scopegate_export_dropped_total",
+		Help: "Audit events not exported over OTLP: queue full, or the collector failed or was too slow.",
+	})
 	m.reg.MustRegister(m.toolCalls, m.denials, m.callDuration, m.decisionDuration,
-		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors)
+		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors, m.exportDropped)
 
 	for _, tool := range append(slices.Clone(m.tools), Unknown) {
 		m.callDuration.WithLabelValues(tool)
@@ -191,6 +196,9 @@ func (m *Metrics) InflightDec() { m.inflight.Dec() }
 
 // AuditWriteError counts a tools.org entry that could not be written.
 func (m *Metrics) AuditWriteError() { m.auditWriteErrors.Inc() }
+
+// ExportDropped counts n audit events that were not exported.
+func (m *Metrics) ExportDropped(n int) { m.exportDropped.Add(float64(n)) }
 
 // Registry is the registry holding the metrics, for callers that add
 // collectors of their own.
