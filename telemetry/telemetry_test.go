@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +21,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/scopegate/scopegate/audit"
+	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/policy"
 )
 
 // receiver is an OTLP/HTTP logs endpoint that keeps the attributes of
@@ -164,5 +168,65 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if p, err := (Config{}).protocol(env); p != ProtocolGRPC || err != nil {
 		t.Errorf("protocol = %q, %v", p, err)
+	}
+}
+
+// BenchmarkCheck is the per-call cost of export: a gateway Check on a
+// branch (decision and tools.org entry) with export off, and on to a live
+// OTLP/HTTP receiver.
+func BenchmarkCheck(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := filepath.Join(b.TempDir(), "sessions", "s", "branches", "main")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "scope.yml"), []byte("paths:\n  read: [\"/tmp/**\"]\n"), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			opts := gateway.Options{}
+			if on {
+				srv := httptest.NewServer(&receiver{})
+				defer srv.Close()
+				x, err := New(context.Background(), Config{Endpoint: srv.URL}, Options{Getenv: noEnv})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer x.Shutdown(context.Background())
+				opts.Events = x
+			}
+			g := gateway.New(opts)
+			c := policy.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"/tmp/a.txt"}`), Cwd: "/tmp"}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := g.Check(ctx, gateway.Target{BranchDir: dir}, c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEmit is the cost of one record on the caller's path.
+func BenchmarkEmit(b *testing.B) {
+	srv := httptest.NewServer(&receiver{})
+	defer srv.Close()
+	x, err := New(context.Background(), Config{Endpoint: srv.URL}, Options{Getenv: noEnv, QueueSize: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Shutdown(context.Background())
+	code := 0
+	ev := audit.Event{Kind: audit.EventDecision, Session: "s", Branch: "main", Via: "cli", Entry: audit.Entry{
+		CallID: "01CALL", Time: time.Now(), Tool: "shell", Decision: "allowed", ExitCode: &code,
+		Args: json.RawMessage(`{"command":"go test ./..."}`)}}
+	b.ReportAllocs()
+	for b.Loop() {
+		x.Emit(ev)
 	}
 }
