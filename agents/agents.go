@@ -37,6 +37,31 @@ type Input struct {
 	Event     string          `json:"hook_event_name"`
 	ToolName  string          `json:"tool_name"`
 	ToolInput json.RawMessage `json:"tool_input"`
+	// PermissionMode is Claude Code's permission_mode as sent (a JSON
+	// string, or anything else, which AsksUser takes as unknown).
+	PermissionMode json.RawMessage `json:"permission_mode"`
+}
+
+// AsksUser reports whether the agent shows a user its permission dialog
+// when the hook answers "ask", judged from the hook input alone and failing
+// closed. Codex has no ask. Claude Code sends its permission mode: in
+// default, acceptEdits and plan an interactive session asks its user, and a
+// headless one (-p), which has nobody to ask, refuses the call (measured,
+// docs/approvals.md); bypassPermissions, dontAsk and auto exist not to ask,
+// and a missing or unknown mode is not relied on.
+func AsksUser(agent string, in Input) bool {
+	if agent != ClaudeCode {
+		return false
+	}
+	var mode string
+	if json.Unmarshal(in.PermissionMode, &mode) != nil {
+		return false
+	}
+	switch mode {
+	case "default", "acceptEdits", "plan":
+		return true
+	}
+	return false
 }
 
 // ParseInput reads a PreToolUse hook input. It must be one JSON object
@@ -74,15 +99,22 @@ const (
 	// KindShell is a shell command: one shell call, run by `scopegate exec`
 	// when allowed.
 	KindShell
-	// KindOther is a tool the mapping does not cover (web fetch,
+	// KindOther is a tool the mapping does not cover (web search,
 	// sub-agents, MCP tools): hooks.other_tools decides.
 	KindOther
+	// KindNetwork is a tool the agent runs itself that connects to a host
+	// (Claude Code's WebFetch): the scope's network decides URL's host.
+	KindNetwork
 )
 
 // Mapping is an agent's tool call as scopegate calls.
 type Mapping struct {
 	Kind  Kind
 	Calls []policy.Call
+	// URL, Host and Port are what a KindNetwork tool connects to.
+	URL  string
+	Host string
+	Port int
 }
 
 // Map maps a hook input of agent to scopegate calls. The calls carry no
@@ -140,6 +172,23 @@ func Ask(agent, reason string) Answer {
 		return Deny(agent, reason)
 	}
 	return Answer{Stdout: preToolUse(map[string]any{"permissionDecision": "ask", "permissionDecisionReason": reason})}
+}
+
+// AskRewrite is agent's answer leaving a shell tool call to the user with
+// its command replaced by command (the `scopegate exec` that runs exactly
+// this call under a one-time grant once the user approves). Codex has no
+// ask: it gets a deny.
+func AskRewrite(agent string, input json.RawMessage, command, reason string) (Answer, error) {
+	if agent == Codex {
+		return Deny(agent, reason), nil
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(input, &fields); err != nil {
+		return Answer{}, fmt.Errorf("%w: tool_input: %v", ErrInvalidInput, err)
+	}
+	fields["command"] = command
+	return Answer{Stdout: preToolUse(map[string]any{"permissionDecision": "ask", "permissionDecisionReason": reason,
+		"updatedInput": fields})}, nil
 }
 
 // Rewrite is agent's answer allowing a shell tool call with its command

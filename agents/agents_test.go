@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,7 +40,8 @@ func TestMap(t *testing.T) {
 			agents.KindFiles, []string{`grep {"include":"*.go","pattern":"TODO"}`}},
 		{"ls", agents.ClaudeCode, input("LS", `{"path":"/p"}`),
 			agents.KindFiles, []string{`list_dir {"path":"/p"}`}},
-		{"webfetch", agents.ClaudeCode, input("WebFetch", `{"url":"https://x"}`), agents.KindOther, nil},
+		{"webfetch", agents.ClaudeCode, input("WebFetch", `{"url":"https://x","prompt":"p"}`), agents.KindNetwork, nil},
+		{"websearch", agents.ClaudeCode, input("WebSearch", `{"query":"x"}`), agents.KindOther, nil},
 		{"mcp", agents.ClaudeCode, input("mcp__fs__read", `{}`), agents.KindOther, nil},
 		{"codex bash", agents.Codex, input("Bash", `{"command":"ls -la"}`),
 			agents.KindShell, []string{`shell {"command":"ls -la"}`}},
@@ -78,6 +80,29 @@ func TestMap(t *testing.T) {
 }
 
 // Malformed or unknown input is an error, never a mapping (callers deny).
+// TestMapWebFetch checks the host and port a WebFetch connects to.
+func TestMapWebFetch(t *testing.T) {
+	for url, want := range map[string]string{
+		"https://github.com/x":             "github.com:443",
+		"http://docs.example/a?b#c":        "docs.example:80",
+		"HTTPS://user@Example.COM:8443/":   "Example.COM:8443",
+		"https://[::1]:8080/":              "::1:8080",
+		"https://github.com@evil.example/": "evil.example:443",
+	} {
+		in, err := agents.ParseInput([]byte(input("WebFetch", `{"url":"`+url+`","prompt":"p"}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := agents.Map(agents.ClaudeCode, in)
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		if got := m.Host + ":" + strconv.Itoa(m.Port); m.Kind != agents.KindNetwork || got != want || m.URL != url {
+			t.Errorf("%s: %v %s %q, want network %s", url, m.Kind, got, m.URL, want)
+		}
+	}
+}
+
 func TestMapRefusesMalformed(t *testing.T) {
 	bad := []struct{ name, agent, in string }{
 		{"not json", agents.ClaudeCode, `{`},
@@ -92,6 +117,11 @@ func TestMapRefusesMalformed(t *testing.T) {
 		{"read without path", agents.ClaudeCode, input("Read", `{}`)},
 		{"multiedit without edits", agents.ClaudeCode, input("MultiEdit", `{"file_path":"/p/a"}`)},
 		{"unknown agent", "cursor", input("Bash", `{"command":"ls"}`)},
+		{"webfetch without url", agents.ClaudeCode, input("WebFetch", `{"prompt":"p"}`)},
+		{"webfetch file url", agents.ClaudeCode, input("WebFetch", `{"url":"file:///etc/passwd"}`)},
+		{"webfetch relative url", agents.ClaudeCode, input("WebFetch", `{"url":"evil.example/x"}`)},
+		{"webfetch no host", agents.ClaudeCode, input("WebFetch", `{"url":"https:///x"}`)},
+		{"webfetch bad port", agents.ClaudeCode, input("WebFetch", `{"url":"https://x:99999/"}`)},
 		{"codex patch without envelope", agents.Codex, input("apply_patch", `{"command":"*** Update File: a\n-x\n+y\n"}`)},
 		{"codex patch unknown header", agents.Codex, input("apply_patch", `{"command":"*** Begin Patch\n*** Chmod File: a\n*** End Patch"}`)},
 		{"codex patch stray line", agents.Codex, input("apply_patch", `{"command":"*** Begin Patch\n*** Update File: a\nrm -rf /\n*** End Patch"}`)},
@@ -155,5 +185,62 @@ func TestAnswers(t *testing.T) {
 	}
 	if d := decode(agents.Ask(agents.ClaudeCode, "why")); d["permissionDecision"] != "ask" {
 		t.Errorf("claude ask: %v", d)
+	}
+}
+
+func TestAsksUser(t *testing.T) {
+	for _, tt := range []struct {
+		agent, mode string
+		want        bool
+	}{
+		{agents.ClaudeCode, `"default"`, true},
+		{agents.ClaudeCode, `"acceptEdits"`, true},
+		{agents.ClaudeCode, `"plan"`, true},
+		{agents.ClaudeCode, `"bypassPermissions"`, false},
+		{agents.ClaudeCode, `"dontAsk"`, false},
+		{agents.ClaudeCode, `"auto"`, false},
+		{agents.ClaudeCode, `"Default"`, false},
+		{agents.ClaudeCode, `""`, false},
+		{agents.ClaudeCode, ``, false},
+		{agents.ClaudeCode, `null`, false},
+		{agents.ClaudeCode, `1`, false},
+		{agents.Codex, `"default"`, false},
+	} {
+		raw := `{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/x"}`
+		if tt.mode != "" {
+			raw += `,"permission_mode":` + tt.mode
+		}
+		in, err := agents.ParseInput([]byte(raw + "}"))
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if got := agents.AsksUser(tt.agent, in); got != tt.want {
+			t.Errorf("AsksUser(%s, permission_mode %s) = %v, want %v", tt.agent, tt.mode, got, tt.want)
+		}
+	}
+}
+
+func TestAskRewrite(t *testing.T) {
+	a, err := agents.AskRewrite(agents.ClaudeCode, json.RawMessage(`{"command":"curl x","description":"fetch"}`), "/bin/scopegate exec --call X", "needs --allow-command curl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		H map[string]any `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(a.Stdout, &out); err != nil {
+		t.Fatal(err)
+	}
+	upd, _ := out.H["updatedInput"].(map[string]any)
+	if out.H["permissionDecision"] != "ask" || out.H["permissionDecisionReason"] != "needs --allow-command curl" ||
+		upd["command"] != "/bin/scopegate exec --call X" || upd["description"] != "fetch" {
+		t.Errorf("ask rewrite: %v", out.H)
+	}
+	c, err := agents.AskRewrite(agents.Codex, json.RawMessage(`{"command":"curl x"}`), "/bin/scopegate exec --call X", "why")
+	if err != nil || !strings.Contains(string(c.Stdout), `"deny"`) || strings.Contains(string(c.Stdout), "exec --call") {
+		t.Errorf("codex ask rewrite: %s %v, want a deny without the rewrite", c.Stdout, err)
+	}
+	if _, err := agents.AskRewrite(agents.ClaudeCode, json.RawMessage(`[1]`), "x", "why"); err == nil {
+		t.Error("AskRewrite of a non-object tool_input succeeded")
 	}
 }

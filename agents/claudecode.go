@@ -1,6 +1,9 @@
 package agents
 
 import (
+	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/scopegate/scopegate/policy"
@@ -18,7 +21,9 @@ import (
 //	Grep         → grep
 //	LS           → list_dir
 //
-// Any other tool (WebFetch, WebSearch, Task, mcp__*) is KindOther. The
+//	WebFetch     → KindNetwork: the host and port of its URL
+//
+// Any other tool (WebSearch, Task, mcp__*) is KindOther. The
 // calls are built from the contract's typed args (policy.*Args), so that a
 // renamed contract field breaks the build here.
 func mapClaudeCode(in Input) (Mapping, error) {
@@ -112,6 +117,14 @@ func mapClaudeCode(in Input) (Mapping, error) {
 			return Mapping{}, err
 		}
 		return one(KindFiles, policy.ToolGrep, policy.GrepArgs{Pattern: a.Pattern, Path: a.Path, Include: a.Glob})
+	case "WebFetch":
+		var a struct {
+			URL string `json:"url"`
+		}
+		if err := fields(in, &a, "url", &a.URL); err != nil {
+			return Mapping{}, err
+		}
+		return fetchMapping(in, a.URL)
 	case "LS":
 		var a struct {
 			Path string `json:"path"`
@@ -137,4 +150,34 @@ type edit struct {
 // args are the edit_file args of e on path.
 func (e edit) args(path string) policy.EditFileArgs {
 	return policy.EditFileArgs{Path: path, OldString: &e.OldString, NewString: &e.NewString, ReplaceAll: e.ReplaceAll}
+}
+
+// fetchMapping maps the URL of a web fetch to the host and port it
+// connects to: an absolute http or https URL, the port its scheme implies
+// unless one is given. Anything else cannot be decided and is an error.
+func fetchMapping(in Input, raw string) (Mapping, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Mapping{}, fmt.Errorf("%w: %s url %q: %v", ErrInvalidInput, in.ToolName, raw, err)
+	}
+	port := 0
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		port = 443
+	case "http":
+		port = 80
+	default:
+		return Mapping{}, fmt.Errorf("%w: %s url %q is not an http or https URL", ErrInvalidInput, in.ToolName, raw)
+	}
+	if u.Hostname() == "" {
+		return Mapping{}, fmt.Errorf("%w: %s url %q has no host", ErrInvalidInput, in.ToolName, raw)
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return Mapping{}, fmt.Errorf("%w: %s url %q has an invalid port", ErrInvalidInput, in.ToolName, raw)
+		}
+		port = n
+	}
+	return Mapping{Kind: KindNetwork, URL: raw, Host: u.Hostname(), Port: port}, nil
 }

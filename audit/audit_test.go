@@ -222,6 +222,10 @@ func hostileEntries() []Entry {
 			// Arguments that are not even JSON.
 			e.Args = json.RawMessage(h)
 		}
+		if i%2 == 0 {
+			// Connections whose host and rule are hostile text.
+			e.Network = []Conn{{Host: h, Port: 443, Allowed: i%4 == 0, Rule: h}, {Host: "evil.example", Port: 8080, Rule: "network"}}
+		}
 		es = append(es, e)
 	}
 	es = append(es, Entry{CallID: "CHECK1", Time: testTime, Tool: "write_file", Decision: DecisionDenied,
@@ -333,7 +337,8 @@ func checkOnlyOwnHeadings(t *testing.T, data []byte, entries int) {
 		switch {
 		case bytes.HasPrefix(line, []byte("* ")):
 			level1++
-		case bytes.HasPrefix(line, []byte("** Arguments")), bytes.Equal(line, []byte("** Result")), bytes.Equal(line, []byte("** Stderr")):
+		case bytes.HasPrefix(line, []byte("** Arguments")), bytes.Equal(line, []byte("** Result")), bytes.Equal(line, []byte("** Stderr")),
+			bytes.Equal(line, []byte("** Network")):
 		case bytes.HasPrefix(line, []byte("*")):
 			t.Errorf("stray heading line %q", line)
 		}

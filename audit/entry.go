@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/scopegate/scopegate/policy"
 )
 
 // The decisions an entry records (its :DECISION: property).
@@ -12,6 +14,16 @@ const (
 	DecisionAllowed     = "allowed"
 	DecisionDenied      = "denied"
 	DecisionInterrupted = "interrupted"
+	// DecisionAsked marks a hook's decision left to the agent's own
+	// permission dialog (an offer through Claude Code's "ask"): whether the
+	// user let the call run is the agent's to know; a shell call that ran
+	// has an exec entry of its own.
+	DecisionAsked = "asked"
+	// DecisionObserved marks a call that ran in observe mode although
+	// enforce mode would have denied it for a scope reason (CONTRACT §8);
+	// Reason, Rule and Resource say what it would have been denied by, and
+	// Widen what lifts it.
+	DecisionObserved = "observed"
 	// DecisionExpanded marks a scope change (not a tool call): who widened
 	// the branch's scope, and with what.
 	DecisionExpanded = "expanded"
@@ -19,6 +31,10 @@ const (
 
 // ToolScopeExpand is the :TOOL: of a scope-change entry.
 const ToolScopeExpand = "scope_expand"
+
+// ToolScopeMode is the :TOOL: of the entry of a change of a branch's mode
+// (enforce, observe): a scope change like an expansion.
+const ToolScopeMode = "scope_mode"
 
 // The modes an entry records (its :MODE: property). A call run by
 // scopegate call or over HTTP has no mode.
@@ -74,8 +90,12 @@ type Entry struct {
 	Mode     string    `json:"mode,omitempty"`
 	// AgentTool is the agent's own name of the tool (Bash, Edit, apply_patch)
 	// for entries made through a hook.
-	AgentTool string          `json:"agent_tool,omitempty"`
-	Args      json.RawMessage `json:"args,omitempty"`
+	AgentTool string `json:"agent_tool,omitempty"`
+	// Widen lists the scope expansions that lift a denied or observed
+	// call's scope denial (policy.Decision.Widenings), for scope suggest;
+	// :WIDEN: in the drawer, as one line of JSON.
+	Widen []policy.Widening `json:"widen,omitempty"`
+	Args  json.RawMessage   `json:"args,omitempty"`
 	// Summary is the headline text after "TOOL: ". Empty means derived from
 	// Args (command, path, pattern, node id, title). Read back, it is the
 	// headline as written: one line, possibly cut with "…".
@@ -90,6 +110,41 @@ type Entry struct {
 	// to the cap in tools.org (read back; set by the writer).
 	ArgsTruncated string `json:"args_truncated,omitempty"`
 	Error         string `json:"error,omitempty"`
+	// Offered is the widening a denied call was offered to the user with
+	// (`--read /p/x`), Channel how they were asked (mcp:elicitation,
+	// hook:ask) and Answer what they answered (once, session, deny,
+	// decline, cancel, timeout, error; ask when the agent's own dialog
+	// asked them).
+	Offered string `json:"offered,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	Answer  string `json:"answer,omitempty"`
+	// Approved is once or session when the call ran because the user
+	// approved it: under a one-time grant, or after the widening was
+	// applied to the branch.
+	Approved string `json:"approved,omitempty"`
+	// Network lists the connections a shell call's programs attempted
+	// (its ** Network section; :NET_DENIED: counts the refused ones).
+	Network []Conn `json:"network,omitempty"`
+}
+
+// Conn is one connection of a call, as its result lists it: the host and
+// port asked for, whether it was allowed, and the rule that decided.
+type Conn struct {
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Allowed bool   `json:"allowed"`
+	Rule    string `json:"rule,omitempty"`
+}
+
+// NetDenied counts the refused connections of e.
+func (e *Entry) NetDenied() int {
+	n := 0
+	for _, c := range e.Network {
+		if !c.Allowed {
+			n++
+		}
+	}
+	return n
 }
 
 // Keyword is the entry's headline keyword: its Status in capitals.
@@ -107,19 +162,26 @@ const (
 	StatusDenied      = "denied"
 	StatusError       = "error"
 	StatusInterrupted = "interrupted"
+	StatusAsked       = "asked"
+	StatusObserved    = "observed"
 )
 
 // Status is the one word that sums an entry up, the same in its heading, in
 // tables and in JSON: denied; interrupted; error for an allowed call that
-// failed to run or exited non-zero; else allowed. "" for an unknown decision.
+// failed to run or exited non-zero; observed for a call observe mode let
+// through; else allowed. "" for an unknown decision.
 func (e *Entry) Status() string {
 	switch e.Decision {
 	case DecisionInterrupted:
 		return StatusInterrupted
 	case DecisionDenied:
 		return StatusDenied
+	case DecisionAsked:
+		return StatusAsked
 	case DecisionExpanded:
 		return DecisionExpanded
+	case DecisionObserved:
+		return StatusObserved
 	case DecisionAllowed:
 		if !DecisionOnly(e.Mode) && (e.Error != "" || e.ExitCode != nil && *e.ExitCode != 0) {
 			return StatusError
@@ -131,8 +193,8 @@ func (e *Entry) Status() string {
 
 // Filter selects entries when reading. The zero Filter selects all.
 type Filter struct {
-	// Decision keeps only entries with this Status: allowed, denied, error
-	// or interrupted ("" keeps all).
+	// Decision keeps only entries with this Status: allowed, denied, error,
+	// interrupted or observed ("" keeps all).
 	Decision string
 	// Since keeps only entries whose Time is not before it (zero keeps all).
 	Since time.Time

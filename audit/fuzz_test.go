@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scopegate/scopegate/policy"
 )
 
 // FuzzRoundTrip writes an entry made of arbitrary text, reads it back and
@@ -20,6 +22,7 @@ func FuzzRoundTrip(f *testing.F) {
 		f.Add(h, h, "/p", []byte(`{"command":"x"}`), int64(0), uint8(0))
 	}
 	f.Add("ls", "ok\n", "", []byte(`{"path":"/a"}`), int64(1), uint8(1))
+	f.Add("github.com", "network[0] github.com", "evil example\n* x", []byte(`{"command":"curl x"}`), int64(443), uint8(16|32))
 	f.Add("", "", "", []byte("not json\n* x"), int64(-5), uint8(2))
 	f.Fuzz(func(t *testing.T, command, output, cwd string, args []byte, ms int64, kind uint8) {
 		decision := []string{DecisionAllowed, DecisionDenied, DecisionInterrupted}[int(kind)%3]
@@ -35,9 +38,18 @@ func FuzzRoundTrip(f *testing.F) {
 			e.Error = command
 			e.Decision = DecisionAllowed
 		}
+		if kind&16 != 0 {
+			// Widenings come from policy, which refuses invalid UTF-8.
+			e.Decision = []string{DecisionDenied, DecisionObserved}[int(kind>>5)%2]
+			e.Widen = []policy.Widening{{Flag: "--read", Value: strings.ToValidUTF8(command, "?")}, {Flag: "--allow-command", Value: strings.ToValidUTF8(output, "?")}}
+		}
 		if decision == DecisionAllowed {
 			e.ExitCode = ptr(int(ms % 256))
 			e.DurationMS = ptr(ms)
+		}
+		if kind&16 != 0 {
+			e.Network = []Conn{{Host: command, Port: int(ms % 65536), Allowed: kind&32 != 0, Rule: output},
+				{Host: cwd, Port: 443, Rule: "network"}}
 		}
 		const max = 1 << 10
 		text := render(&e, max)
@@ -67,7 +79,7 @@ func FuzzRoundTrip(f *testing.F) {
 
 func isSectionHeading(line []byte) bool {
 	switch string(line) {
-	case "** Arguments", "** Result", "** Stderr":
+	case "** Arguments", "** Result", "** Stderr", "** Network":
 		return true
 	}
 	return false
@@ -81,7 +93,7 @@ func checkDrawer(t *testing.T, text []byte) {
 	if lines[1] != ":PROPERTIES:" {
 		t.Fatalf("no drawer in\n%s", text)
 	}
-	known := "CALL_ID TIMESTAMP TIME TOOL MODE DECISION REASON RULE RESOURCE MESSAGE CWD CONFINEMENT EXIT_CODE DURATION_MS TRUNCATED ERROR"
+	known := "CALL_ID TIMESTAMP TIME TOOL MODE DECISION REASON RULE RESOURCE WIDEN MESSAGE CWD CONFINEMENT EXIT_CODE DURATION_MS TRUNCATED ERROR NET_DENIED"
 	seen := map[string]bool{}
 	for _, line := range lines[2:] {
 		if line == ":END:" {

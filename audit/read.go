@@ -222,6 +222,10 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 		Confinement:   get("CONFINEMENT"),
 		ArgsTruncated: get("ARGS_TRUNCATED"),
 		Error:         get("ERROR"),
+		Offered:       get("OFFERED"),
+		Channel:       get("CHANNEL"),
+		Answer:        get("ANSWER"),
+		Approved:      get("APPROVED"),
 	}
 	if e.CallID == "" || e.Decision == "" {
 		return malformed(errors.New("no CALL_ID or DECISION property"))
@@ -232,6 +236,11 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 			return malformed(fmt.Errorf("TIME: %w", err))
 		}
 		e.Time = t
+	}
+	if v, ok := o.props["WIDEN"]; ok {
+		if err := json.Unmarshal([]byte(unescapeLine(v)), &e.Widen); err != nil {
+			return malformed(fmt.Errorf("WIDEN: %w", err))
+		}
 	}
 	if v, ok := o.props["EXIT_CODE"]; ok {
 		n, err := strconv.Atoi(v)
@@ -263,6 +272,18 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 	}
 	e.Stdout = o.sections["Result"]
 	e.Stderr = o.sections["Stderr"]
+	if text, ok := o.sections["Network"]; ok {
+		conns, err := parseConns(text)
+		if err != nil {
+			return malformed(err)
+		}
+		e.Network = conns
+	}
+	if v, ok := o.props["NET_DENIED"]; ok {
+		if n, err := strconv.Atoi(v); err != nil || n != e.NetDenied() {
+			return malformed(fmt.Errorf("NET_DENIED %q does not count the denied connections of the Network section", v))
+		}
+	}
 
 	// Headline: KEYWORD TOOL[: SUMMARY]
 	_, rest, _ := strings.Cut(o.headline, " ")

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +57,11 @@ func render(e *Entry, maxOutput int) []byte {
 	prop(&b, "REASON", e.Reason)
 	prop(&b, "RULE", e.Rule)
 	prop(&b, "RESOURCE", e.Resource)
+	if len(e.Widen) > 0 {
+		if w, err := json.Marshal(e.Widen); err == nil {
+			prop(&b, "WIDEN", string(w))
+		}
+	}
 	prop(&b, "MESSAGE", e.Message)
 	prop(&b, "CWD", e.Cwd)
 	prop(&b, "CONFINEMENT", e.Confinement)
@@ -79,6 +85,13 @@ func render(e *Entry, maxOutput int) []byte {
 		writeProp(&b, "ARGS_TRUNCATED", e.ArgsTruncated)
 	}
 	prop(&b, "ERROR", e.Error)
+	prop(&b, "OFFERED", e.Offered)
+	prop(&b, "CHANNEL", e.Channel)
+	prop(&b, "ANSWER", e.Answer)
+	prop(&b, "APPROVED", e.Approved)
+	if n := e.NetDenied(); n > 0 {
+		writeProp(&b, "NET_DENIED", strconv.Itoa(n))
+	}
 	b.WriteString(":END:\n")
 
 	if len(e.Args) > 0 {
@@ -96,7 +109,64 @@ func render(e *Entry, maxOutput int) []byte {
 			b.WriteString("#+end_example\n")
 		}
 	}
+	if len(e.Network) > 0 {
+		b.WriteString("** Network\n#+begin_example\n")
+		for _, c := range e.Network {
+			writeConn(&b, c)
+		}
+		b.WriteString("#+end_example\n")
+	}
 	return b.Bytes()
+}
+
+// writeConn writes one connection line of the Network section:
+// "allowed|denied HOST:PORT RULE", the host escaped as a property value is
+// and without spaces (\x20), the rule the rest of the line.
+func writeConn(b *bytes.Buffer, c Conn) {
+	if c.Allowed {
+		b.WriteString("allowed ")
+	} else {
+		b.WriteString("denied ")
+	}
+	b.WriteString(strings.ReplaceAll(escapeLine(c.Host, 0), " ", `\x20`))
+	b.WriteByte(':')
+	b.WriteString(strconv.Itoa(c.Port))
+	if c.Rule != "" {
+		b.WriteByte(' ')
+		b.WriteString(escapeLine(c.Rule, 0))
+	}
+	b.WriteByte('\n')
+}
+
+// parseConns reads the lines of a Network section back.
+func parseConns(text string) ([]Conn, error) {
+	var out []Conn
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		word, rest, _ := strings.Cut(line, " ")
+		var c Conn
+		switch word {
+		case "allowed":
+			c.Allowed = true
+		case "denied":
+		default:
+			return nil, fmt.Errorf("network line %q: not allowed or denied", line)
+		}
+		hostPort, rule, _ := strings.Cut(rest, " ")
+		i := strings.LastIndexByte(hostPort, ':')
+		if i < 0 {
+			return nil, fmt.Errorf("network line %q: no port", line)
+		}
+		port, err := strconv.Atoi(hostPort[i+1:])
+		if err != nil {
+			return nil, fmt.Errorf("network line %q: %w", line, err)
+		}
+		c.Host, c.Port, c.Rule = unescapeLine(hostPort[:i]), port, unescapeLine(rule)
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // hasResult reports whether e gets a Result section: an allowed call that
@@ -105,7 +175,7 @@ func hasResult(e *Entry) bool {
 	if DecisionOnly(e.Mode) {
 		return false
 	}
-	return (e.Decision == DecisionAllowed && e.Error == "") || e.Stdout != "" || e.Stderr != ""
+	return ((e.Decision == DecisionAllowed || e.Decision == DecisionObserved) && e.Error == "") || e.Stdout != "" || e.Stderr != ""
 }
 
 // prop writes a property drawer line for a non-empty value.

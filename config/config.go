@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -39,6 +40,15 @@ const (
 	DefaultListen      = "127.0.0.1:7411"
 	DefaultHookProfile = "coding"
 	DefaultOtherTools  = "ask"
+	DefaultApprovals   = ApprovalsAsk
+	// DefaultApprovalTimeoutSeconds is approval_timeout_seconds' default.
+	DefaultApprovalTimeoutSeconds = 120
+)
+
+// The values of approvals.
+const (
+	ApprovalsAsk  = "ask"
+	ApprovalsDeny = "deny"
 )
 
 // ErrInvalid reports a config file that cannot be used.
@@ -50,6 +60,14 @@ type Config struct {
 	Retention Retention `yaml:"retention" json:"retention"`
 	Serve     Serve     `yaml:"serve" json:"serve"`
 	Hooks     Hooks     `yaml:"hooks" json:"hooks"`
+	// Approvals says whether a call denied for a scope reason is offered to
+	// the user where the client can ask (MCP elicitation, Claude Code's
+	// hook ask): "ask" (default) or "deny" (refused as always).
+	Approvals string `yaml:"approvals" json:"approvals"`
+	// ApprovalTimeoutSeconds is how long an MCP offer waits for the
+	// user's answer before the call is denied (default 120; 0 is the
+	// default).
+	ApprovalTimeoutSeconds int `yaml:"approval_timeout_seconds" json:"approval_timeout_seconds"`
 	// GptelPresetsDir is a directory of gptel preset files (Markdown with
 	// YAML front matter): each file is a preset named by its base name,
 	// whose scope_profile names its profile. A relative path is relative
@@ -114,7 +132,17 @@ func Default() Config {
 		Retention: Retention{AuditDays: DefaultAuditDays, SessionDays: DefaultSessionDays, SessionAction: ActionArchive},
 		Serve:     Serve{Listen: DefaultListen},
 		Hooks:     Hooks{Profile: DefaultHookProfile, OtherTools: DefaultOtherTools},
+		Approvals: DefaultApprovals, ApprovalTimeoutSeconds: DefaultApprovalTimeoutSeconds,
 	}
+}
+
+// ApprovalTimeout is ApprovalTimeoutSeconds as a duration (0: the
+// default).
+func (c Config) ApprovalTimeout() time.Duration {
+	if c.ApprovalTimeoutSeconds <= 0 {
+		return DefaultApprovalTimeoutSeconds * time.Second
+	}
+	return time.Duration(c.ApprovalTimeoutSeconds) * time.Second
 }
 
 // Load reads <dir>/config.yml over the defaults. A missing file (or an empty
@@ -223,6 +251,14 @@ func (c Config) Validate() error {
 	}
 	if err := c.Telemetry.validate(); err != nil {
 		return fmt.Errorf("%w: telemetry.%v", ErrInvalid, err)
+	}
+	switch c.Approvals {
+	case "", "ask", "deny":
+	default:
+		return fmt.Errorf("%w: approvals %q: want ask or deny", ErrInvalid, c.Approvals)
+	}
+	if c.ApprovalTimeoutSeconds < 0 || c.ApprovalTimeoutSeconds > 3600 {
+		return fmt.Errorf("%w: approval_timeout_seconds %d: want 1 to 3600 (0: the default)", ErrInvalid, c.ApprovalTimeoutSeconds)
 	}
 	if c.Serve.Listen != "" {
 		if _, _, err := net.SplitHostPort(c.Serve.Listen); err != nil {

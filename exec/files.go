@@ -96,7 +96,8 @@ func (r *Runner) resolve(path, cwd string, access policy.Access) (target, error)
 	if err != nil {
 		return target{}, err
 	}
-	roots := r.writeRts
+	readRts, writeRts := r.grantRoots()
+	roots := writeRts
 	if access == policy.AccessWrite {
 		for _, p := range r.protect {
 			if within(canon, p) || within(abs, p) {
@@ -104,7 +105,7 @@ func (r *Runner) resolve(path, cwd string, access policy.Access) (target, error)
 			}
 		}
 	} else {
-		roots = append(append([]string(nil), r.readRts...), r.writeRts...)
+		roots = append(append([]string(nil), readRts...), writeRts...)
 	}
 	best := ""
 	for _, root := range roots {

@@ -96,25 +96,15 @@ func restrict(rl rules) error {
 	if err != nil {
 		return err
 	}
-	rw := landlock.RWDirs(slices.Compact(slices.Sorted(slices.Values(rl.RW)))...).IgnoreIfMissing()
+	// Landlock takes directory rights only on directories: files (a
+	// single file granted by the scope) get file rights.
+	rwDirs, rwFiles := byKind(slices.Compact(slices.Sorted(slices.Values(rl.RW))))
+	rw := landlock.RWDirs(rwDirs...).IgnoreIfMissing()
 	if rl.ABI >= 2 {
 		// Moving files between directories of the write roots.
 		rw = rw.WithRefer()
 	}
-	// Landlock takes directory rights only on directories: files get
-	// file rights.
-	var roDirs, roFiles []string
-	for _, p := range rl.RO {
-		fi, err := os.Stat(p)
-		switch {
-		case err != nil:
-			continue
-		case fi.IsDir():
-			roDirs = append(roDirs, p)
-		default:
-			roFiles = append(roFiles, p)
-		}
-	}
+	roDirs, roFiles := byKind(rl.RO)
 	// From ABI 6, signals and abstract unix sockets are scoped to the
 	// domain: the program cannot stop, signal or talk to a process outside
 	// it (the gateway, its parent under Landlock alone, which a SIGSTOP
@@ -131,12 +121,29 @@ func restrict(rl rules) error {
 		landlock.RODirs(roDirs...).IgnoreIfMissing(),
 		landlock.ROFiles(roFiles...).IgnoreIfMissing(),
 		rw,
-		landlock.RWFiles(rl.RWFiles...).IgnoreIfMissing(),
+		landlock.RWFiles(append(rwFiles, rl.RWFiles...)...).IgnoreIfMissing(),
 	)
 	if err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
 	return nil
+}
+
+// byKind splits paths into directories and other files, as they are now
+// (links followed); missing paths are left out.
+func byKind(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+			continue
+		case fi.IsDir():
+			dirs = append(dirs, p)
+		default:
+			files = append(files, p)
+		}
+	}
+	return dirs, files
 }
 
 // configFor returns go-landlock's config for a kernel ABI: the highest the

@@ -198,7 +198,8 @@ type view struct {
 	ReadOnly []string `json:"read_only,omitempty"`
 	Writable []string `json:"writable,omitempty"`
 	// complete are the roots below which every path a deny glob matches
-	// is masked; linksToo says that a program following links out of
+	// is masked, and every regular file with more than one hard link;
+	// linksToo says that a program following links out of
 	// them meets only masked or unreadable denied files (the read roots
 	// were all walked, and Landlock keeps the rest out). The gateway's
 	// own knowledge (masked), not sent to the helper.

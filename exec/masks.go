@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/sys/unix"
 )
 
 // maxDenyWalk caps the directory entries the deny walk of one shell call
@@ -43,6 +44,10 @@ func hostSecrets() []string {
 		"/etc/docker/key.json",
 	}
 }
+
+// HostSecretPaths are the host's secret files and directories that exist:
+// masked in every private view whatever the scope says.
+func HostSecretPaths() []string { return hostSecretPaths() }
 
 // hostSecretPaths expands [hostSecrets] to the paths that exist.
 func hostSecretPaths() []string {
@@ -169,15 +174,20 @@ func (d *denyPattern) leadsTo(dir string) bool {
 // denyWalk finds what the deny patterns match below the roots: each match
 // once, a matched directory whole (the walk does not descend into it),
 // symlinks never (their target is decided by its own root). It visits
-// only directories that may hold a match and stops with
-// [ErrDenyWalkTooBig] after max entries.
+// only directories that may hold a match, every directory when links is
+// set, and stops with [ErrDenyWalkTooBig] after max entries.
 type denyWalk struct {
 	pats []denyPattern
 	host *Host
 	now  time.Time
 	max  int
-	n    int
-	out  []string
+	// links: a regular file with more than one hard link is a match too,
+	// as it is for the file tools (policy's path check): its other names
+	// may be denied or outside the scope. Its link count is read at each
+	// walk, since another name made elsewhere changes no directory here.
+	links bool
+	n     int
+	out   []string
 	// skip are directories a shallow walk leaves alone, with what they hold.
 	skip []string
 }
@@ -216,10 +226,35 @@ func (w *denyWalk) root(root string) error {
 		w.out = append(w.out, root)
 		return nil
 	}
-	if !w.canHold(lower) {
+	if w.links {
+		// A root that is a single file (granted by name).
+		linked, err := hardLinked(unix.AT_FDCWD, root)
+		if err != nil {
+			return err
+		}
+		if linked {
+			w.out = append(w.out, root)
+			return nil
+		}
+	} else if !w.canHold(lower) {
 		return nil
 	}
 	return w.dir(root)
+}
+
+// hardLinked reports whether name (relative to the directory dirfd) is a
+// regular file with more than one hard link. A file that is gone, or that
+// the gateway may not look at (nor its programs), is not.
+func hardLinked(dirfd int, name string) (bool, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOTDIR):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("find hard links: stat %s: %w", name, err)
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1, nil
 }
 
 func (w *denyWalk) dir(dir string) error {
@@ -230,6 +265,17 @@ func (w *denyWalk) dir(dir string) error {
 			return nil
 		}
 		return fmt.Errorf("find denied files: %w", err)
+	}
+	dirfd := -1
+	if w.links {
+		// The entries' link counts, relative to the directory listed.
+		if dirfd, err = unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+				return nil
+			}
+			return fmt.Errorf("find hard links: open %s: %w", dir, err)
+		}
+		defer unix.Close(dirfd)
 	}
 	for _, e := range ents {
 		w.n++
@@ -251,9 +297,21 @@ func (w *denyWalk) dir(dir string) error {
 			w.out = append(w.out, p)
 			continue
 		}
-		if e.typ == fs.ModeDir && w.canHold(lower) {
-			if err := w.dir(p); err != nil {
+		if e.typ == fs.ModeDir {
+			if w.links || w.canHold(lower) {
+				if err := w.dir(p); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if w.links {
+			linked, err := hardLinked(dirfd, e.name)
+			if err != nil {
 				return err
+			}
+			if linked {
+				w.out = append(w.out, p)
 			}
 		}
 	}
@@ -272,16 +330,17 @@ func notWalked(p string) bool {
 }
 
 // denyMasks fills in the masks of v for this runner's scope: what its deny
-// globs match below its read and write roots, then the host's secrets. It
-// also records which roots were walked whole (v.complete).
+// globs match below its read and write roots and the regular files there
+// with more than one hard link, then the host's secrets. It also records
+// which roots were walked whole (v.complete).
 func (r *Runner) denyMasks(v *view) error {
 	roots := outermost(append(slices.Clone(r.readRts), r.writeRts...))
-	if len(r.deny) == 0 {
-		v.Masks, v.complete, v.linksToo = hostSecretPaths(), roots, true
-		return nil
+	if r.opts.Broad {
+		roots = []string{"/"}
 	}
 	w := &denyWalk{pats: compileDeny(r.deny), host: r.host, now: time.Now(), max: r.walkMax}
 	if !slices.ContainsFunc(roots, holdsSystem) {
+		w.links = true
 		for _, root := range roots {
 			if err := w.root(root); err != nil {
 				return err
@@ -469,16 +528,10 @@ func (r *Runner) view(tmp string) (*view, error) {
 	}
 	// The roots below /tmp are carried into the private /tmp; a root that
 	// holds /tmp (a scope reading /**) sees the private one instead.
-	var below []string
-	for _, root := range append(append(slices.Clone(r.readRts), r.writeRts...), tmp) {
-		if within(root, privateTmp) && root != privateTmp {
-			below = append(below, root)
-		}
-	}
-	v.Carry = outermost(below)
+	v.Carry = outermost(belowTmp(append(append(slices.Clone(r.readRts), r.writeRts...), tmp)))
 	writable := append(slices.Clone(r.writeRts), tmp)
 	for _, root := range outermost(r.readRts) {
-		if root == "/" || slices.ContainsFunc(writable, func(w string) bool { return within(root, w) }) {
+		if r.opts.Broad || root == "/" || slices.ContainsFunc(writable, func(w string) bool { return within(root, w) }) {
 			continue
 		}
 		v.ReadOnly = append(v.ReadOnly, root)
@@ -492,6 +545,18 @@ func (r *Runner) view(tmp string) (*view, error) {
 		return nil, fmt.Errorf("%w: %d denied paths to mask (%d bytes of rules, at most %d)", ErrDenyWalkTooBig, len(v.Masks), n, maxViewJSON)
 	}
 	return v, nil
+}
+
+// belowTmp returns the roots strictly below the private /tmp: those the
+// view carries into it.
+func belowTmp(roots []string) []string {
+	var below []string
+	for _, root := range roots {
+		if within(root, privateTmp) && root != privateTmp {
+			below = append(below, root)
+		}
+	}
+	return below
 }
 
 // viewSize is about the JSON size of v.

@@ -375,6 +375,10 @@ func (sh *shell) toolchainRules(program string) (rules, error) {
 	rl.RO = append(slices.Clone(rl.RO), roots...)
 	v := *rl.View
 	v.Masks = append(slices.Clone(v.Masks), w.out...)
+	// A home directory below /tmp: the private /tmp carries the roots.
+	if below := belowTmp(roots); len(below) > 0 {
+		v.Carry = outermost(append(slices.Clone(v.Carry), below...))
+	}
 	rl.View = &v
 	sh.grant(roots)
 	return rl, nil

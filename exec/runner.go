@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,6 +140,14 @@ type Options struct {
 	// Progress, when set, receives the stderr of shell calls as it comes
 	// (the result still carries all of it, capped).
 	Progress io.Writer
+	// Broad gives the call the bounds of the user's own account, as observe
+	// mode runs calls (CONTRACT §8): programs and file tools may read and
+	// write the whole filesystem but the protected roots, whose writes stay
+	// refused; the private view still masks the host's secrets and what the
+	// deny patterns match in the home directory, as for a scope reading the
+	// system. ReadRoots and WriteRoots stay the scope's own: what the view
+	// carries into its private /tmp, and what it leaves unmasked.
+	Broad bool
 	// Home is the home directory. With a scope that reads the whole system,
 	// the private view masks what the deny patterns match in it, two
 	// levels deep (credential stores), leaving the write roots alone.
@@ -223,6 +232,10 @@ type Result struct {
 	Toolchains []string `json:"toolchains,omitempty"`
 	// Refused lists what was refused at run time.
 	Refused []policy.Violation `json:"refused,omitempty"`
+	// Observed lists what the run-time checks would have refused in
+	// enforce mode and observe mode let through (set by the caller that
+	// observed it).
+	Observed []policy.Violation `json:"observed,omitempty"`
 	// Network lists the connections the call's programs attempted, and
 	// NetworkMode what bounded them (netproxy.ModeNone, ModeProxy,
 	// ModeHost), for shell calls.
@@ -404,6 +417,16 @@ func (r *Runner) Run(ctx context.Context, call policy.Call, cwd string) (Result,
 		return res, fmt.Errorf("run %s: %w", call.Tool, err)
 	}
 	return res, nil
+}
+
+// grantRoots are the read and write roots Landlock grants and file tools
+// open their os.Root at: the scope's, and the whole filesystem when the
+// runner is broad.
+func (r *Runner) grantRoots() (read, write []string) {
+	if !r.opts.Broad {
+		return r.readRts, r.writeRts
+	}
+	return append(slices.Clone(r.readRts), "/"), append(slices.Clone(r.writeRts), "/")
 }
 
 // makeHomeWriteRoots creates the write roots below the home directory that

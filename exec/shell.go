@@ -66,7 +66,8 @@ func (sh *shell) prepare() error {
 			return
 		}
 		ns := sh.conf == ConfinementNamespaces
-		if sh.rules, sh.prepErr = buildRules(r.abi, r.readRts, r.writeRts, r.protect, sh.tmp, ns); sh.prepErr != nil || !ns {
+		read, write := r.grantRoots()
+		if sh.rules, sh.prepErr = buildRules(r.abi, read, write, r.protect, sh.tmp, ns); sh.prepErr != nil || !ns {
 			return
 		}
 		sh.rules.View, sh.prepErr = r.view(sh.tmp)
@@ -76,7 +77,7 @@ func (sh *shell) prepare() error {
 			// than refuse, since the decision still refuses recursive
 			// readers of trees holding denied files.
 			sh.conf = ConfinementLandlock
-			sh.rules, sh.prepErr = buildRules(r.abi, r.readRts, r.writeRts, r.protect, sh.tmp, false)
+			sh.rules, sh.prepErr = buildRules(r.abi, read, write, r.protect, sh.tmp, false)
 		}
 	})
 	return sh.prepErr

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
@@ -245,9 +246,12 @@ func bindReadOnly(ro, writable []string) error {
 	return nil
 }
 
-// mountTmp mounts a fresh tmpfs on /tmp and brings back the roots below it.
+// mountTmp mounts a fresh tmpfs on /tmp and brings back the roots below
+// it: directories and single files (a file granted by name), each on a
+// mount point of its own kind.
 func mountTmp(carry []string) error {
 	fds := make([]int, len(carry))
+	dirs := make([]bool, len(carry))
 	for i, root := range carry {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, root, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 		if err != nil {
@@ -259,6 +263,11 @@ func mountTmp(carry []string) error {
 		}
 		defer unix.Close(fd)
 		fds[i] = fd
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return fmt.Errorf("clone %s: %w", root, err)
+		}
+		dirs[i] = st.Mode&unix.S_IFMT == unix.S_IFDIR
 	}
 	if err := unix.Mount("tmpfs", privateTmp, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 		return fmt.Errorf("mount private %s: %w", privateTmp, err)
@@ -267,7 +276,7 @@ func mountTmp(carry []string) error {
 		if fds[i] < 0 {
 			continue
 		}
-		if err := os.MkdirAll(root, 0o700); err != nil {
+		if err := mountPoint(root, dirs[i]); err != nil {
 			return fmt.Errorf("carry %s into the private %s: %w", root, privateTmp, err)
 		}
 		if err := unix.MoveMount(fds[i], "", unix.AT_FDCWD, root, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
@@ -275,6 +284,22 @@ func mountTmp(carry []string) error {
 		}
 	}
 	return nil
+}
+
+// mountPoint makes path, with the directories above it, as a directory
+// or as an empty file: a mount is moved only onto its own kind.
+func mountPoint(path string, dir bool) error {
+	if dir {
+		return os.MkdirAll(path, 0o700)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	fd, err := unix.Open(path, unix.O_CREAT|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
 }
 
 // maskAll hides each path behind an empty read-only file or directory.

@@ -959,3 +959,92 @@ func TestCloexecByProc(t *testing.T) {
 		t.Errorf("descriptor %d below the first was marked", low)
 	}
 }
+
+// Single files granted below /tmp, for reading and for writing, are
+// carried into the private /tmp: a confined program reads the one and
+// writes the other, and sees nothing else of the directory they are in.
+// Under Landlock alone the same grants hold.
+func TestShellPrivateViewCarriesFiles(t *testing.T) {
+	requireNamespaces(t)
+	for _, tc := range []struct {
+		ns   NamespaceMode
+		conf string
+	}{{NamespacesAuto, ConfinementNamespaces}, {NamespacesOff, ConfinementLandlock}} {
+		t.Run(tc.conf, func(t *testing.T) { testCarriesFiles(t, tc.ns, tc.conf) })
+	}
+}
+
+func testCarriesFiles(t *testing.T, ns NamespaceMode, conf string) {
+	dir, err := os.MkdirTemp(privateTmp, "scopegate-carry-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	proj := filepath.Join(dir, "proj")
+	ro, rw, other := filepath.Join(dir, "read.txt"), filepath.Join(dir, "deep", "write.txt"), filepath.Join(dir, "other.txt")
+	writeFile(t, filepath.Join(proj, "a.txt"), allowed+"\n", 0o644)
+	writeFile(t, ro, allowed+" read\n", 0o644)
+	writeFile(t, rw, "old\n", 0o644)
+	writeFile(t, other, canary+"\n", 0o644)
+	r := newRunner(t, Options{ReadRoots: []string{proj, ro}, WriteRoots: []string{proj, rw}, Namespaces: ns})
+	res, err := run(t, r, policy.ToolShell, shellArgs("cat a.txt "+ro+" && echo new >"+rw+" && cat "+rw+"; cat "+other+"; ls "+dir), proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confinement != conf {
+		t.Fatalf("confinement %q, want %q: %+v", res.Confinement, conf, res)
+	}
+	if want := allowed + "\n" + allowed + " read\nnew\n"; !strings.HasPrefix(res.Stdout, want) {
+		t.Errorf("stdout %q, want it to start with %q; stderr %q", res.Stdout, want, res.Stderr)
+	}
+	if strings.Contains(res.Stdout+res.Stderr, canary) || strings.Contains(res.Stdout, "other.txt") {
+		t.Errorf("a file beside the granted ones was seen: %+v", res)
+	}
+	if b, err := os.ReadFile(rw); err != nil || string(b) != "new\n" {
+		t.Errorf("the granted file holds %q (%v), want the program's write", b, err)
+	}
+	// The file granted for reading stays read-only.
+	res, err = run(t, r, policy.ToolShell, shellArgs("echo x >"+ro), proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode == 0 {
+		t.Errorf("a file granted for reading was written: %+v", res)
+	}
+	if b, _ := os.ReadFile(ro); string(b) != allowed+" read\n" {
+		t.Errorf("read-only file now holds %q", b)
+	}
+}
+
+// A toolchain below a home directory that lies below /tmp is carried into
+// the private /tmp with its masks.
+func TestShellToolchainUnderHomeBelowTmp(t *testing.T) {
+	requireNamespaces(t)
+	proj := viewFixture(t)
+	home, err := os.MkdirTemp(privateTmp, "scopegate-toolchain-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	tool := filepath.Join(home, ".local", "bin", "hometool")
+	writeFile(t, tool, "#!/bin/sh\necho tool ran\ncat "+filepath.Join(home, ".local", "share", "data.txt")+" "+
+		filepath.Join(home, ".local", ".netrc")+"\ncat "+filepath.Join(home, "outside.txt")+"\n", 0o755)
+	writeFile(t, filepath.Join(home, ".local", "share", "data.txt"), allowed+"\n", 0o644)
+	writeFile(t, filepath.Join(home, ".local", ".netrc"), canary+"\n", 0o600)
+	writeFile(t, filepath.Join(home, "outside.txt"), canary+" outside the toolchain\n", 0o644)
+	r := newRunner(t, Options{Checker: pathChecker{checker{}, []string{filepath.Dir(tool)}}, ReadRoots: []string{proj},
+		WriteRoots: []string{proj}, Home: home, Deny: []string{"**/.netrc"}})
+	res, err := run(t, r, policy.ToolShell, shellArgs("hometool"), proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Stdout, "tool ran") || !strings.Contains(res.Stdout, allowed) {
+		t.Errorf("the toolchain program did not run or read its own files: %+v", res)
+	}
+	if strings.Contains(res.Stdout+res.Stderr, canary) {
+		t.Errorf("a denied file or a file outside the toolchain root was read: %+v", res)
+	}
+	if want := []string{filepath.Join(home, ".local")}; !slices.Equal(res.Toolchains, want) {
+		t.Errorf("toolchains %v, want %v", res.Toolchains, want)
+	}
+}

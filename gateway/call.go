@@ -13,6 +13,7 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/exec"
+	"github.com/scopegate/scopegate/exec/netproxy"
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/roam"
 	"github.com/scopegate/scopegate/sessions"
@@ -35,6 +36,10 @@ type Target struct {
 	// Synced says that the caller synced the gateway's Watcher after the
 	// call arrived, so that the decision need not do it again.
 	Synced bool
+	// Ask, when set, is the channel through which a call denied for a
+	// scope reason is offered to the user (CONTRACT §9) before Call
+	// refuses it. Nil refuses as always.
+	Ask Asker
 }
 
 // Via names an entry point: the via label of the metrics (CONTRACT §6).
@@ -98,6 +103,11 @@ type decision struct {
 	scope *policy.Scope
 	env   policy.Env
 	cwd   string
+	// observe says the call runs in observe mode (scope is then observe
+	// mode's); widen, for an observed decision, what lifts its would-be
+	// denial.
+	observe bool
+	widen   []policy.Widening
 }
 
 func (g *Gateway) scopePath(t Target) string {
@@ -108,8 +118,23 @@ func (g *Gateway) scopePath(t Target) string {
 }
 
 // decide is the one decision path of every entry point; ex says who will
-// run the call.
+// run the call. The decision is counted.
 func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decision {
+	out := g.decideWith(t, call, ex, nil, nil)
+	g.countDecision(t, call, out)
+	return out
+}
+
+// countDecision counts a decision (once per call, whatever was asked on the way).
+func (g *Gateway) countDecision(t Target, call policy.Call, dec decision) {
+	g.opts.Observer.ObserveDecision(call.Tool, dec.d.Allowed, string(dec.d.Reason), t.via())
+}
+
+// decideWith decides call without counting it. With grant, the call is
+// decided against the branch's scope widened by grant (a one-time grant),
+// never written to scope.yml. fn makes the scope's decision (nil: the
+// scope decides the call).
+func (g *Gateway) decideWith(t Target, call policy.Call, ex policy.Execution, grant []policy.Widening, fn func(*policy.Scope, policy.Env) policy.Decision) decision {
 	start := time.Now()
 	// Once per call: every file read below is then as fresh as the call.
 	if !t.Synced {
@@ -133,11 +158,18 @@ func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decisi
 	env.Execution = ex
 	out := decision{env: env}
 	sc, err := g.loadScope(g.scopePath(t), env)
+	if err == nil && grant != nil {
+		sc, err = g.widened(g.scopePath(t), env, grant)
+	}
 	if err != nil {
 		out.d = DenyFor(call.Tool, err)
 	} else {
 		out.scope = sc
-		out.d = sc.Decide(call, env)
+		if fn == nil {
+			out.d = sc.Decide(call, env)
+		} else {
+			out.d = fn(sc, env)
+		}
 	}
 	out.cwd = call.Cwd
 	if out.cwd == "" {
@@ -149,25 +181,90 @@ func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decisi
 	out.d.Execution = ex
 	if !out.d.Allowed && t.BranchDir != "" {
 		g.selectHints(&out.d, t.BranchDir)
+		// The mode is read only for what observe mode would let through.
+		if out.d.Widenable() && g.Observing(t.BranchDir) {
+			g.observe(t, call, &out)
+		}
 	}
 	g.opts.Observer.ObserveDecisionDuration(time.Since(start).Seconds())
-	g.opts.Observer.ObserveDecision(call.Tool, out.d.Allowed, string(out.d.Reason), t.via())
 	return out
+}
+
+// widened compiles the scope file widened by a grant's widenings.
+func (g *Gateway) widened(path string, env policy.Env, ws []policy.Widening) (*policy.Scope, error) {
+	x, err := expansionOf(ws)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", policy.ErrInvalidScope, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: read %s: %v", policy.ErrInvalidScope, path, err)
+	}
+	doc, err := policy.ParseDocument(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sc, err := policy.Compile(widenDocument(doc, x), env)
+	if err != nil {
+		return nil, fmt.Errorf("%s widened by a grant: %w", path, err)
+	}
+	return sc, nil
 }
 
 // Check decides a call without running it. On a branch the decision is
 // audited in tools.org (:MODE: check); with a bare scope file nothing is
 // written.
 func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallResult, error) {
+	res, _, err := g.check(ctx, t, call, "", "", nil)
+	return res, err
+}
+
+// ToolWebFetch is the tool of the entries of an agent's web fetch (Claude
+// Code's WebFetch): a network decision on the URL's host, not a tool of
+// CONTRACT §3 (counted as tool "unknown").
+const ToolWebFetch = "web_fetch"
+
+// CheckHost decides, audits and counts a connection an agent's own tool
+// makes (Claude Code's WebFetch) to host:port of url, against the network
+// section of the branch's scope.
+func (g *Gateway) CheckHost(ctx context.Context, t Target, url, host string, port int) (CallResult, error) {
+	args, err := json.Marshal(map[string]any{"url": url, "host": host, "port": port})
+	if err != nil {
+		return CallResult{}, fmt.Errorf("check host: %w", err)
+	}
+	call := policy.Call{Tool: ToolWebFetch, Args: args}
+	what := t.AgentTool + " fetches"
+	res, _, err := g.check(ctx, t, call, "", url, func(sc *policy.Scope, env policy.Env) policy.Decision {
+		return sc.DecideHost(ToolWebFetch, host, port, what)
+	})
+	return res, err
+}
+
+// check is Check; with a channel, a denial that may be offered is recorded
+// as left to the user through that channel (:DECISION: asked) and its
+// widenings returned. fn makes the scope's decision (nil: the scope decides
+// the call), summary is the entry's headline summary (empty: derived from
+// the arguments).
+func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, channel, summary string, fn func(*policy.Scope, policy.Env) policy.Decision) (CallResult, []policy.Widening, error) {
 	now := g.opts.Now()
 	res := CallResult{CallID: audit.NewCallID(now)}
-	dec := g.decide(t, call, t.checkExecution(call))
+	dec := g.decideWith(t, call, t.checkExecution(call), nil, fn)
+	g.countDecision(t, call, dec)
 	res.Decision = dec.d
 	if t.BranchDir == "" {
-		return res, nil
+		return res, nil, nil
 	}
 	e := g.entry(res.CallID, now, call, dec)
+	e.Summary = summary
 	e.Mode, e.AgentTool = t.checkMode(), t.AgentTool
+	var ws []policy.Widening
+	if channel != "" && !dec.d.Allowed {
+		if ws = offerable(dec.d); ws != nil {
+			o := Offer{Call: call, Decision: dec.d, Widenings: ws}
+			e.Decision, e.Offered, e.Channel, e.Answer = audit.DecisionAsked, o.Widening(), channel, AnswerAsk
+			g.opts.Observer.ObserveApproval(AnswerAsk)
+		}
+	}
 	log := g.log(t.BranchDir)
 	// A check changes nothing: its entry is written (and survives the
 	// process) before the answer, but not forced to the disk; call entries,
@@ -176,9 +273,9 @@ func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallRe
 	defer g.emit(audit.EventDecision, t, e)
 	if err := log.Append(ctx, e); err != nil {
 		g.opts.Observer.AuditWriteError()
-		return res, fmt.Errorf("audit: %w", err)
+		return res, nil, fmt.Errorf("audit: %w", err)
 	}
-	return res, nil
+	return res, ws, nil
 }
 
 // Call decides a call on a session branch and, when allowed, runs it
@@ -198,6 +295,9 @@ type runOptions struct {
 	mode string
 	// stdout and stderr receive a shell call's output as it comes.
 	stdout, stderr io.Writer
+	// grant says that the call may run under the one-time grant stored
+	// under its call id (claimed, and so spent, whatever the decision).
+	grant bool
 }
 
 func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOptions) (CallResult, error) {
@@ -216,10 +316,21 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	if res.CallID == "" {
 		res.CallID = audit.NewCallID(now)
 	}
-	dec := g.decide(t, call, policy.ExecutionConfined)
+	dec := g.decideWith(t, call, policy.ExecutionConfined, nil, nil)
+	var ap approval
+	if ro.grant {
+		// The grant is spent by this run whether it is needed or not.
+		if granted, grant, ok := g.granted(t, call, dec, res.CallID); ok && !dec.d.Allowed {
+			dec, ap = granted, approval{approved: AnswerOnce, answer: AnswerOnce, channel: grant.Channel}
+		}
+	} else if !dec.d.Allowed {
+		dec, ap = g.offer(ctx, t, call, dec, res.CallID)
+	}
+	g.countDecision(t, call, dec)
 	res.Decision = dec.d
 	e := g.entry(res.CallID, now, call, dec)
 	e.Mode, e.AgentTool = t.callMode(), t.AgentTool
+	e.Offered, e.Channel, e.Answer, e.Approved = ap.offered, ap.channel, ap.answer, ap.approved
 	if ro.mode != "" {
 		e.Mode = ro.mode
 	}
@@ -238,6 +349,15 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	if err := log.Writable(); err != nil {
 		g.opts.Observer.AuditWriteError()
 		return res, fmt.Errorf("audit: the call was not run, its tools.org entry could not be written: %w", err)
+	}
+	if !dec.observe && g.Observing(t.BranchDir) {
+		// An allowed call on an observing branch runs as observe mode runs
+		// calls: what its run-time checks would refuse is observed.
+		if osc, err := g.observedScope(g.scopePath(t), dec.scope, dec.env); err == nil {
+			dec.scope, dec.observe = osc, true
+		} else {
+			g.opts.Warn(err.Error())
+		}
 	}
 	readOnly := readOnlyTool(call.Tool)
 	if readOnly {
@@ -261,6 +381,8 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	g.opts.Observer.ObserveCallDuration(call.Tool, elapsed.Seconds())
 	res.Result = out.result
 	out.fill(&e, elapsed)
+	recordObserved(&e, out.observed)
+	g.observeConnections(out.network)
 	if ctx.Err() != nil {
 		e.Decision = audit.DecisionInterrupted
 	}
@@ -359,11 +481,17 @@ func (g *Gateway) entry(callID string, now time.Time, call policy.Call, dec deci
 		CallID: callID, Time: now, Tool: call.Tool, Reason: string(dec.d.Reason), Rule: dec.d.Rule,
 		Resource: dec.d.Resource, Cwd: dec.cwd, Args: call.Args,
 	}
-	if dec.d.Allowed {
+	switch {
+	case dec.d.Observed != nil:
+		o := dec.d.Observed
+		e.Decision, e.Reason, e.Rule, e.Resource = audit.DecisionObserved, string(o.Reason), o.Rule, o.Resource
+		e.Message, e.Widen = dec.d.Message, dec.widen
+	case dec.d.Allowed:
 		e.Decision = audit.DecisionAllowed
-	} else {
+	default:
 		e.Decision = audit.DecisionDenied
 		e.Message = dec.d.Message
+		e.Widen = dec.d.Widenings()
 	}
 	if len(e.Args) == 0 || !json.Valid(e.Args) {
 		e.Args = json.RawMessage("{}")
@@ -379,6 +507,9 @@ type outcome struct {
 	stderr      string
 	confinement string
 	err         string
+	// observed are the run-time violations observe mode let through.
+	observed []policy.Violation
+	network  []netproxy.Conn
 }
 
 func (o outcome) fill(e *audit.Entry, elapsed time.Duration) {
@@ -386,12 +517,39 @@ func (o outcome) fill(e *audit.Entry, elapsed time.Duration) {
 	ms := elapsed.Milliseconds()
 	e.ExitCode, e.DurationMS = &code, &ms
 	e.Stdout, e.Stderr, e.Confinement, e.Error = o.stdout, o.stderr, o.confinement, o.err
+	for _, c := range o.network {
+		e.Network = append(e.Network, audit.Conn{Host: c.Host, Port: c.Port, Allowed: c.Allowed, Rule: c.Rule})
+	}
 }
 
-// checker adapts a compiled scope to exec's run-time checks.
+// connObserver is an Observer that also counts a call's connections
+// (metrics does; observers that do not are left alone).
+type connObserver interface {
+	ObserveConnections(allowed, denied int)
+}
+
+// observeConnections counts the connections of a call's result.
+func (g *Gateway) observeConnections(conns []netproxy.Conn) {
+	o, ok := g.opts.Observer.(connObserver)
+	if !ok || len(conns) == 0 {
+		return
+	}
+	allowed := 0
+	for _, c := range conns {
+		if c.Allowed {
+			allowed++
+		}
+	}
+	o.ObserveConnections(allowed, len(conns)-allowed)
+}
+
+// checker adapts a compiled scope to exec's run-time checks; in observe
+// mode (observe set) what observe mode lets through is recorded there
+// instead of refused.
 type checker struct {
-	scope *policy.Scope
-	env   policy.Env
+	scope   *policy.Scope
+	env     policy.Env
+	observe *observed
 }
 
 func (c checker) CheckExec(argv []string, cwd string, masked func(dir string, follow bool) bool) []policy.Violation {
@@ -401,11 +559,11 @@ func (c checker) CheckExec(argv []string, cwd string, masked func(dir string, fo
 	if env.Masked == nil {
 		env.Masked = func(string, bool) bool { return false }
 	}
-	return c.scope.CheckExec(argv, cwd, env)
+	return c.observe.filter(c.scope.CheckExec(argv, cwd, env))
 }
 
 func (c checker) CheckPath(path string, access policy.Access, cwd string) []policy.Violation {
-	return c.scope.CheckPath(path, access, cwd, c.env)
+	return c.observe.filter(c.scope.CheckPath(path, access, cwd, c.env))
 }
 
 func (c checker) LookPath(word, cwd string) (string, error) {
@@ -432,8 +590,13 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 	if helper == "" {
 		helper, _ = os.Executable()
 	}
+	var seen *observed
+	if dec.observe {
+		seen = new(observed)
+		read, write = observedRoots(read, write, dec.widen)
+	}
 	runner, err := exec.New(exec.Options{
-		Checker: checker{scope: dec.scope, env: dec.env}, ReadRoots: read, WriteRoots: write,
+		Checker: checker{scope: dec.scope, env: dec.env, observe: seen}, ReadRoots: read, WriteRoots: write, Broad: dec.observe,
 		Protected: dec.env.Protected, Deny: dec.scope.DenyPatterns(), Host: &g.host, Home: g.opts.Home,
 		Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
 		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: ro.stderr, Progress: g.opts.Progress,
@@ -442,18 +605,20 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 		return failed(err)
 	}
 	res, err := runner.Run(ctx, call, dec.cwd)
+	res.Observed = seen.list()
 	if err != nil {
 		var denied *exec.DeniedError
 		if errors.As(err, &denied) {
 			out := failed(err)
 			out.exitCode = exec.ExitRefused
-			out.result = exec.Result{ExitCode: exec.ExitRefused, Stderr: "scopegate: " + err.Error(), Refused: denied.Violations}
+			out.result = exec.Result{ExitCode: exec.ExitRefused, Stderr: "scopegate: " + err.Error(), Refused: denied.Violations, Observed: res.Observed}
+			out.observed = res.Observed
 			return out
 		}
 		return failed(err)
 	}
 	out := outcome{result: res, exitCode: res.ExitCode, stdout: res.Stdout, stderr: res.Stderr,
-		confinement: res.Confinement}
+		confinement: res.Confinement, observed: res.Observed, network: res.Network}
 	if call.Tool != policy.ToolShell {
 		// File tools: their payload is the result.
 		payload, _ := json.Marshal(res)

@@ -26,7 +26,10 @@ func (g *Gateway) ExpandScope(ctx context.Context, branchDir string, add session
 		"paths.read": x.Read, "paths.write": x.Write, "paths.deny": x.Deny,
 		"shell_commands.allow": x.AllowCommands, "shell_commands.deny": x.DenyCommands,
 		"org_roam_patterns.subdirectory": x.RoamSubdirectories, "org_roam_patterns.tags": x.RoamTags,
-		"org_roam_patterns.node_ids": x.RoamNodeIDs,
+		"org_roam_patterns.node_ids": x.RoamNodeIDs, "network": x.AllowHosts,
+	}
+	if x.Network != "" {
+		lists["network"] = []string{x.Network}
 	}
 	args := map[string][]string{}
 	var summary []string

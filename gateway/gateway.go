@@ -34,6 +34,11 @@ type Observer interface {
 	InflightInc()
 	InflightDec()
 	AuditWriteError()
+	// ObserveApproval counts an answer to an offer (CONTRACT §9).
+	ObserveApproval(answer string)
+	// ScopeExpansion counts one entry added to a scope section
+	// ("paths.read") by an approval.
+	ScopeExpansion(section string)
 }
 
 // EventSink receives the audited events of a gateway: every entry it
@@ -114,6 +119,8 @@ type Gateway struct {
 	// host is what the runners of this process learn about the host
 	// (namespace probe, deny walk cache), shared across calls.
 	host exec.Host
+	// learn caches the branches' modes and observe mode's scopes.
+	learn observeState
 }
 
 // cachedCwd is a branch's default working directory and the identity (or
@@ -328,6 +335,8 @@ func (nopObserver) ScopeLoadError()                              {}
 func (nopObserver) InflightInc()                                 {}
 func (nopObserver) InflightDec()                                 {}
 func (nopObserver) AuditWriteError()                             {}
+func (nopObserver) ObserveApproval(string)                       {}
+func (nopObserver) ScopeExpansion(string)                        {}
 
 // protectedNow is the gateway's protected roots as they are now (after
 // syncFiles). A sessions root that also holds directories that are not

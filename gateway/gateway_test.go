@@ -20,6 +20,7 @@ type counter struct {
 	mu              sync.Mutex
 	allowed, denied map[string]int
 	loadErrors      int
+	answers         map[string]int
 }
 
 func newCounter() *counter {
@@ -41,6 +42,15 @@ func (c *counter) ScopeLoadError()                     { c.mu.Lock(); c.loadErro
 func (c *counter) InflightInc()                        {}
 func (c *counter) InflightDec()                        {}
 func (c *counter) AuditWriteError()                    {}
+func (c *counter) ObserveApproval(answer string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answers == nil {
+		c.answers = map[string]int{}
+	}
+	c.answers[answer]++
+}
+func (c *counter) ScopeExpansion(string) {}
 
 // branch makes a branch directory with a scope over proj.
 func branch(t *testing.T) (dir, proj string) {

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/scopegate/scopegate/agents"
+	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/profiles"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -42,6 +44,10 @@ type HookOptions struct {
 	// (`/abs/scopegate exec --session ID --branch B --call CALL_ID`).
 	// Required for shell calls to be allowed.
 	ExecCommand func(sessionID, branch, callID string) string
+	// Approvals leaves a call denied for a scope reason to the agent's own
+	// permission dialog where it will ask its user (config.yml approvals:
+	// ask); otherwise it is denied.
+	Approvals bool
 }
 
 // HookSessionID is the scopegate session id of an agent's session id: the
@@ -95,17 +101,39 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 		return agents.Answer{}, err
 	}
 	t := Target{BranchDir: branchDir, Via: ViaHook, AgentTool: in.ToolName}
-	var last CallResult
-	for _, c := range m.Calls {
-		c.Cwd = in.Cwd
-		res, err := g.Check(ctx, t, c)
+	if m.Kind == agents.KindNetwork {
+		t.Cwd = in.Cwd
+		res, err := g.CheckHost(ctx, t, m.URL, m.Host, m.Port)
 		if err != nil {
 			return agents.Answer{}, fmt.Errorf("could not record the decision: %w", err)
 		}
 		if !res.Decision.Allowed {
 			return agents.Deny(agent, res.Decision.Message), nil
 		}
+		return agents.Allow(agent), nil
+	}
+	// A call denied for a scope reason is left to the user where the agent
+	// will ask one (CONTRACT §9); everywhere else it is denied.
+	channel := ""
+	if o.Approvals && agents.AsksUser(agent, in) {
+		channel = ChannelHookAsk
+	}
+	var last CallResult
+	var widen []policy.Widening
+	for _, c := range m.Calls {
+		c.Cwd = in.Cwd
+		res, ws, err := g.check(ctx, t, c, channel, "", nil)
+		if err != nil {
+			return agents.Answer{}, fmt.Errorf("could not record the decision: %w", err)
+		}
+		if !res.Decision.Allowed && ws == nil {
+			return agents.Deny(agent, res.Decision.Message), nil
+		}
+		widen = append(widen, ws...)
 		last = res
+	}
+	if widen != nil {
+		return g.hookAsk(agent, in, m, branchDir, last, widen, o)
 	}
 	if m.Kind == agents.KindFiles {
 		return agents.Allow(agent), nil
@@ -119,6 +147,36 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 		return agents.Answer{}, err
 	}
 	return agents.Rewrite(agent, in.ToolInput, o.ExecCommand(id, filepath.Base(branchDir), last.CallID))
+}
+
+// hookAsk answers a call denied for a scope reason with the agent's own
+// permission dialog, naming the widening. A file tool is performed by the
+// agent once the user approves; a shell command is stored with a one-time
+// grant under its call id and rewritten to the `scopegate exec` of that id,
+// so that approving runs exactly this call, once, confined.
+func (g *Gateway) hookAsk(agent string, in agents.Input, m agents.Mapping, branchDir string, last CallResult, ws []policy.Widening, o HookOptions) (agents.Answer, error) {
+	o1 := Offer{Call: m.Calls[0], Decision: last.Decision, Widenings: ws}
+	// The reason leads with the denial, so that where nobody answers (a
+	// headless run refuses the call with it) the model reads what it would
+	// have read without approvals.
+	if m.Kind == agents.KindFiles {
+		return agents.Ask(agent, fmt.Sprintf("%s. scopegate asks: approve to let this call run once (it needs %s; the scope stays as it is)",
+			strings.TrimSuffix(last.Decision.Message, "."), o1.Widening())), nil
+	}
+	if o.ExecCommand == nil {
+		return agents.Answer{}, errors.New("no exec command to run shell calls through")
+	}
+	call := m.Calls[0]
+	call.Cwd = in.Cwd
+	if err := StoreCall(branchDir, last.CallID, call); err != nil {
+		return agents.Answer{}, err
+	}
+	if err := StoreGrant(branchDir, Grant{CallID: last.CallID, Call: CallSum(call), Widenings: ws, Channel: ChannelHookAsk}); err != nil {
+		return agents.Answer{}, err
+	}
+	reason := fmt.Sprintf("%s. scopegate asks: approve to run exactly this command once, confined, through scopegate exec "+
+		"under a one-time grant (it needs %s; the scope stays as it is)", strings.TrimSuffix(last.Decision.Message, "."), o1.Widening())
+	return agents.AskRewrite(agent, in.ToolInput, o.ExecCommand(HookSessionID(in.SessionID), filepath.Base(branchDir), last.CallID), reason)
 }
 
 // hookSession returns the branch directory of session id, creating the

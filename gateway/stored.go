@@ -45,30 +45,35 @@ func StoreCall(branchDir, callID string, call policy.Call) error {
 	if !validCallID(callID) {
 		return fmt.Errorf("store call: invalid call id %q", callID)
 	}
-	dir := filepath.Join(branchDir, StoredCallsDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("store call: %w", err)
-	}
 	data, err := json.Marshal(call)
 	if err != nil {
 		return fmt.Errorf("store call: %w", err)
 	}
+	if err := writeStored(filepath.Join(branchDir, StoredCallsDir), callID+".json", data); err != nil {
+		return fmt.Errorf("store call: %w", err)
+	}
+	return nil
+}
+
+// writeStored writes data as dir/name atomically (temp file, rename), the
+// directory made 0700 and the file readable only by the owner.
+func writeStored(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
-		return fmt.Errorf("store call: %w", err)
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("store call: %w", err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("store call: %w", err)
+		return err
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, callID+".json")); err != nil {
-		return fmt.Errorf("store call: %w", err)
-	}
-	return nil
+	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }
 
 // claimCall takes the stored call callID for running: the file is renamed
@@ -102,7 +107,9 @@ func claimCall(branchDir, callID string) (policy.Call, error) {
 // it is decided again against the scope as it is now, then run exactly as
 // Call runs it, its output copied to stdout and stderr as it comes, and
 // recorded in tools.org under the same call id (:MODE: exec). A call id runs
-// once; an unknown or spent one is ErrCallNotFound.
+// once; an unknown or spent one is ErrCallNotFound. A one-time grant stored
+// under the same id (the user approved the call in the agent's dialog) is
+// spent by this run and lets it run under the widening granted.
 func (g *Gateway) Exec(ctx context.Context, t Target, callID string, stdout, stderr io.Writer) (CallResult, error) {
 	if t.BranchDir == "" {
 		return CallResult{}, ErrNoBranch
@@ -115,5 +122,5 @@ func (g *Gateway) Exec(ctx context.Context, t Target, callID string, stdout, std
 		return CallResult{}, fmt.Errorf("call %s is a %s call; exec runs shell calls", callID, call.Tool)
 	}
 	t.Via = ViaHook
-	return g.call(ctx, t, call, runOptions{callID: callID, mode: audit.ModeExec, stdout: stdout, stderr: stderr})
+	return g.call(ctx, t, call, runOptions{callID: callID, mode: audit.ModeExec, stdout: stdout, stderr: stderr, grant: true})
 }

@@ -3,7 +3,9 @@
 // the branch's scope.yml and tools.org as read-only resources. Every tool
 // call goes through the gateway like any call — decided, run confined,
 // audited (:MODE: mcp), counted with via="mcp" — whichever transport
-// carries it (stdio for `scopegate mcp`, Streamable HTTP in serve).
+// carries it (stdio for `scopegate mcp`, Streamable HTTP in serve). A call
+// denied for a scope reason is offered to the user through elicitation
+// when the client declared it (elicit.go).
 package mcp
 
 import (
@@ -38,6 +40,15 @@ type Options struct {
 	// ProgressEvery is the interval of progress notifications of a
 	// running shell call (default 1s).
 	ProgressEvery time.Duration
+	// Approvals offers a call denied for a scope reason to the user when
+	// the client declared elicitation (config.yml approvals: ask).
+	Approvals bool
+	// ApprovalTimeout bounds the wait for an answer (default
+	// DefaultApprovalTimeout); no answer in time is a denial.
+	ApprovalTimeout time.Duration
+
+	// seal seals the request states of offers made as input requests.
+	seal *sealer
 }
 
 // NewServer returns an MCP server of one session branch.
@@ -45,6 +56,7 @@ func NewServer(o Options) *sdk.Server {
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = time.Second
 	}
+	o.seal = newSealer()
 	s := sdk.NewServer(&sdk.Implementation{Name: "scopegate", Title: "scopegate", Version: o.Version},
 		&sdk.ServerOptions{
 			Instructions: "Every tool call is decided against this session's scope.yml and run confined; " +
@@ -125,8 +137,18 @@ func (o Options) handler(spec policy.ToolSpec) sdk.ToolHandler {
 				defer stop()
 			}
 		}
-		res, err := o.Gateway.Call(ctx, gateway.Target{BranchDir: o.BranchDir, Via: gateway.ViaMCP},
-			policy.Call{Tool: spec.Name, Args: raw})
+		t := gateway.Target{BranchDir: o.BranchDir, Via: gateway.ViaMCP}
+		c := policy.Call{Tool: spec.Name, Args: raw}
+		switch ok, roundTrip := o.elicits(req.Session); {
+		case ok && roundTrip:
+			var offer *sdk.CallToolResult
+			if offer, t.Ask = o.roundTrip(t, c, req.Params); offer != nil {
+				return offer, nil
+			}
+		case ok:
+			t.Ask = elicitation{ss: req.Session, timeout: o.timeout()}
+		}
+		res, err := o.Gateway.Call(ctx, t, c)
 		if err != nil && res.CallID == "" {
 			return nil, fmt.Errorf("scopegate: %w", err)
 		}

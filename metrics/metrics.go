@@ -46,12 +46,19 @@ func Reasons() []string {
 // Vias are the entry points a decision can come through (the via label).
 func Vias() []string { return []string{"cli", "http", "hook", "mcp"} }
 
+// Answers are the answers to an approval offer (CONTRACT §9), the answer
+// label of scopegate_approvals_total; keep in sync with gateway.Answers.
+func Answers() []string {
+	return []string{"once", "session", "deny", "decline", "cancel", "timeout", "error", "ask"}
+}
+
 // Sections are the scope.yml lists a scope expansion can add to.
 func Sections() []string {
 	return []string{
 		"paths.read", "paths.write", "paths.deny",
 		"shell_commands.allow", "shell_commands.deny",
 		"org_roam_patterns.subdirectory", "org_roam_patterns.tags", "org_roam_patterns.node_ids",
+		"network",
 	}
 }
 
@@ -70,6 +77,8 @@ type Metrics struct {
 	inflight         prometheus.Gauge
 	auditWriteErrors prometheus.Counter
 	exportDropped    prometheus.Counter
+	approvals        *prometheus.CounterVec
+	netConns         *prometheus.CounterVec
 }
 
 // New returns the metrics in a new registry, every bounded label
@@ -115,13 +124,23 @@ func New(o Options) *Metrics {
 			Name: "scopegate_audit_write_errors_total",
 			Help: "tools.org entries that could not be written.",
 		}),
+		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "scopegate_approvals_total",
+			Help: "Denied calls offered to the user, by answer (once and session let the call run).",
+		}, []string{"answer"}),
+		netConns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "scopegate_network_connections_total",
+			Help: "Connections a shell call's programs attempted, by decision (never by host).",
+		}, []string{"decision"}),
 	}
 	m.exportDropped = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "scopegate_export_dropped_total",
 		Help: "Audit events not exported over OTLP: queue full, or the collector failed or was too slow.",
 	})
 	m.reg.MustRegister(m.toolCalls, m.denials, m.callDuration, m.decisionDuration,
-		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors, m.exportDropped)
+		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors, m.approvals, m.netConns, m.exportDropped)
+	m.netConns.WithLabelValues("allowed")
+	m.netConns.WithLabelValues("denied")
 
 	for _, tool := range append(slices.Clone(m.tools), Unknown) {
 		m.callDuration.WithLabelValues(tool)
@@ -137,6 +156,9 @@ func New(o Options) *Metrics {
 	}
 	for _, s := range append(slices.Clone(m.sections), Unknown) {
 		m.scopeExpansions.WithLabelValues(s)
+	}
+	for _, a := range append(Answers(), Unknown) {
+		m.approvals.WithLabelValues(a)
 	}
 	return m
 }
@@ -199,6 +221,17 @@ func (m *Metrics) AuditWriteError() { m.auditWriteErrors.Inc() }
 
 // ExportDropped counts n audit events that were not exported.
 func (m *Metrics) ExportDropped(n int) { m.exportDropped.Add(float64(n)) }
+
+// ObserveApproval counts one answer to an approval offer.
+func (m *Metrics) ObserveApproval(answer string) {
+	m.approvals.WithLabelValues(bound(answer, Answers())).Inc()
+}
+
+// ObserveConnections counts the connections of one call.
+func (m *Metrics) ObserveConnections(allowed, denied int) {
+	m.netConns.WithLabelValues("allowed").Add(float64(allowed))
+	m.netConns.WithLabelValues("denied").Add(float64(denied))
+}
 
 // Registry is the registry holding the metrics, for callers that add
 // collectors of their own.

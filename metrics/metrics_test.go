@@ -56,6 +56,8 @@ func TestObserve(t *testing.T) {
 	m.InflightInc()
 	m.InflightDec()
 	m.AuditWriteError()
+	m.ObserveConnections(2, 1)
+	m.ObserveConnections(0, 1)
 	text := scrape(t, m)
 
 	tests := []struct{ name, line string }{
@@ -72,6 +74,8 @@ func TestObserve(t *testing.T) {
 		{"load errors", `scopegate_scope_load_errors_total 1`},
 		{"inflight", `scopegate_inflight_calls 1`},
 		{"audit write errors", `scopegate_audit_write_errors_total 1`},
+		{"connections allowed", `scopegate_network_connections_total{decision="allowed"} 2`},
+		{"connections denied", `scopegate_network_connections_total{decision="denied"} 2`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,6 +107,8 @@ func TestExactlyTheContractMetrics(t *testing.T) {
 		"scopegate_inflight_calls":            "gauge",
 		"scopegate_audit_write_errors_total":  "counter",
 		"scopegate_export_dropped_total":      "counter",
+		"scopegate_approvals_total":           "counter",
+		"scopegate_network_connections_total": "counter",
 	}
 	got := map[string]string{}
 	for _, line := range strings.Split(text, "\n") {
@@ -162,5 +168,22 @@ func TestExportDropped(t *testing.T) {
 	m.ExportDropped(2)
 	if text := scrape(t, m); !strings.Contains(text, "scopegate_export_dropped_total 5\n") {
 		t.Errorf("scrape lacks scopegate_export_dropped_total 5:\n%s", text)
+	}
+}
+
+func TestApprovalsBounded(t *testing.T) {
+	m := metrics.New(metrics.Options{})
+	m.ObserveApproval("once")
+	m.ObserveApproval("once")
+	m.ObserveApproval("/etc/passwd")
+	text := scrape(t, m)
+	for _, want := range []string{`scopegate_approvals_total{answer="once"} 2`, `scopegate_approvals_total{answer="unknown"} 1`,
+		`scopegate_approvals_total{answer="session"} 0`, `scopegate_approvals_total{answer="timeout"} 0`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("scrape lacks %s", want)
+		}
+	}
+	if strings.Contains(text, "/etc/passwd") {
+		t.Error("an unbounded answer leaked into the scrape")
 	}
 }

@@ -13,6 +13,9 @@ import (
 // another command (exec, command, builtin, trap), and some run code that
 // cannot be checked (eval, source, alias).
 
+// shellName is $0 of a command line: the shell's name.
+const shellName = "sh"
+
 // builtin checks a shell builtin; it reports false for names that are not
 // builtins handled here (they are then checked as programs).
 func (c *checker) builtin(name string, args []arg, st *shellState) bool {
@@ -126,10 +129,7 @@ func (c *checker) shopt(args []arg, st *shellState) {
 			set = false
 		case strings.HasPrefix(a.s, "-"):
 		default:
-			if st.shopt == nil {
-				st.shopt = map[string]bool{}
-			}
-			st.shopt[a.s] = set
+			setIn(&st.shopt, a.s, set)
 			st.cfg = nil // expansions follow the new options
 		}
 	}
@@ -390,4 +390,42 @@ func changedVars(before, after *shellState) []string {
 		}
 	}
 	return out
+}
+
+// assignedNames returns the variable names a builtin assigns.
+func assignedNames(builtin string, args []arg) []arg {
+	var names []arg
+	valued := map[string]bool{"read": true, "mapfile": true, "readarray": true}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.known && builtin == "printf" && strings.HasPrefix(a.s, "-v") && len(a.s) > 2 {
+			names = append(names, arg{s: a.s[2:], known: true}) // -vNAME
+			continue
+		}
+		if a.known && strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
+			flag := a.s[len(a.s)-1:]
+			takesValue := strings.ContainsAny(flag, "adDnNptiuOsCcv") && valued[builtin] || (builtin == "printf" && flag == "v")
+			if takesValue && i+1 < len(args) {
+				i++
+				if flag == "a" || flag == "v" {
+					names = append(names, args[i])
+				}
+			}
+			continue
+		}
+		switch builtin {
+		case "read":
+			names = append(names, a)
+		case "mapfile", "readarray":
+			names = append(names, a)
+		case "getopts":
+			if i == 1 {
+				names = append(names, a)
+			}
+		}
+		if builtin == "printf" {
+			break
+		}
+	}
+	return names
 }

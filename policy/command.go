@@ -25,9 +25,9 @@ func (c *checker) callExpr(ce *syntax.CallExpr, st *shellState) {
 	args := c.words(ce.Args, st)
 	defer func(was bool) { st.editorSafe = was }(st.editorSafe)
 	for _, a := range ce.Assigns {
-		if a.Name != nil && (a.Name.Value == "GIT_EDITOR" || a.Name.Value == "EDITOR" || a.Name.Value == "VISUAL") {
+		if a.Name != nil && editorVar(a.Name.Value) {
 			v, ok := c.literal(a.Value, st)
-			st.editorSafe = ok && (v == "true" || v == "false" || v == ":")
+			st.editorSafe = ok && editorRunsNothing(a.Name.Value, v)
 		}
 	}
 	if !literalWord(ce.Args[0]) {
@@ -86,10 +86,7 @@ func (c *checker) simple(args []arg, st *shellState, lookup bool) {
 					}
 					inner.pos = append(inner.pos, a.s)
 				}
-				if c.calling == nil {
-					c.calling = map[string]bool{}
-				}
-				c.calling[name] = true
+				setIn(&c.calling, name, true)
 				c.stmt(body, inner)
 				delete(c.calling, name)
 			}
@@ -252,6 +249,17 @@ func (c *checker) danger(p *parsed, allowed allowEntries, id, what, why string) 
 		Message: fmt.Sprintf("%s %s %s; only an allow entry that names it (e.g. %q) permits that", p.prog, what, why, p.prog+" "+id)})
 }
 
+// unconfined records a dangerous argument, unless a matching allow entry
+// names it, where the caller runs the command itself (check): what it
+// makes the program do is bounded only by the private view of a confined
+// run, which allows it.
+func (c *checker) unconfined(p *parsed, allowed allowEntries, id, what, why string) {
+	if c.env.execution() == ExecutionConfined {
+		return
+	}
+	c.danger(p, allowed, id, what, why+", which nothing confines when the caller runs the command (scopegate call runs it in the private view)")
+}
+
 // analyze checks what a program's arguments make it do: its subcommands,
 // its options, its operands, the command it wraps and its own checks.
 func (c *checker) analyze(p *parsed, allowed allowEntries, st *shellState) {
@@ -279,7 +287,7 @@ func (c *checker) unknownOptions(p *parsed, allowed allowEntries) {
 		if strings.HasPrefix(a.lit, "--") && strings.Contains(a.lit, "=") && !strings.Contains(a.lit, "flags=") {
 			continue // --format="$X": the option is literal, only its value is not (flags= values are split into options)
 		}
-		if p.prog == "find" || specRunsOrWrites(p.sp) || p.leaf != p.sp && specRunsOrWrites(p.leaf) {
+		if specRunsOrWrites(p.sp) || p.leaf != p.sp && specRunsOrWrites(p.leaf) {
 			c.danger(p, allowed, "$…", "argument known only at run time",
 				"may be an option that runs a program or writes a file, since its value is data read at run time; write the argument literally")
 			return
@@ -292,6 +300,9 @@ func (c *checker) unknownOptions(p *parsed, allowed allowEntries) {
 func specRunsOrWrites(sp *spec) bool {
 	if sp == nil {
 		return false
+	}
+	if sp.runsOrWrites {
+		return true
 	}
 	for _, o := range sp.opts {
 		if o.eff.dangerous() || o.eff == effWrite {
@@ -491,71 +502,26 @@ func operandAccess(mode operandMode, i, n int, pathLike bool) (Access, bool) {
 // programChecks checks the command a wrapper runs and runs the program's
 // own checks (its table row's check, and its subcommand's).
 func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st *shellState) {
+	c.hostArgs(p)
 	leaf := p.leaf
 	if leaf != nil && leaf.wrapper {
 		c.wrapped(p, leaf, cwd, st)
 	}
-	if p.prog == "mkdir" && cwd != "" && st.cond == 0 && !p.has("--help") && !p.has("--version") {
-		// A directory mkdir makes (with -p, or whose parent exists) is
-		// there for a cd after it.
-		for _, a := range p.operands() {
-			abs, err := absPath(a.s, cwd, c.env)
-			if !a.known || err != nil {
-				continue
-			}
-			if !mkdirCan(c.env.fs(), abs, p.has("-p"), st.made) {
-				continue
-			}
-			if a.known && err == nil {
-				if st.made == nil {
-					st.made = map[string]bool{}
-				}
-				st.made[filepath.Clean(abs)] = true
-			}
-		}
-	}
-	inner := func() *shellState {
-		// The program's checks share the variables and functions.
-		if st.vars == nil {
-			st.vars = map[string]*string{}
-		}
-		if st.funcs == nil {
-			st.funcs = map[string]bool{}
-		}
-		return &shellState{cwd: cwd, vars: st.vars, pos: st.pos, posKnown: st.posKnown, funcs: st.funcs, cond: st.cond,
-			editorSafe: st.editorSafe, maybeFuncs: st.maybeFuncs, stdinFile: st.stdinFile, pipedIn: st.pipedIn, pipedText: st.pipedText}
+	if p.sp != nil && p.sp.makesDirs {
+		makeMap(&st.made)
 	}
 	if p.sp != nil && p.sp.extra != nil {
-		p.sp.extra(c, p, allowed, inner())
+		p.sp.extra(c, p, allowed, st.forProgram(cwd))
 	}
 	if leaf != nil && leaf != p.sp && leaf.extra != nil {
-		leaf.extra(c, p, allowed, inner())
-	}
-}
-
-// mkdirCan reports whether mkdir can make dir: its nearest existing
-// ancestor is a directory, and is its parent unless parents are made (-p).
-func mkdirCan(fsys FS, dir string, parents bool, made map[string]bool) bool {
-	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
-		if made[d] {
-			return true
-		}
-		if fi, err := fsys.Stat(d); err == nil {
-			return fi.IsDir() && (parents || d == filepath.Dir(dir))
-		}
-		if d == filepath.Dir(d) {
-			return false
-		}
+		leaf.extra(c, p, allowed, st.forProgram(cwd))
 	}
 }
 
 // noteWrite records what a write means for later checks of the command.
 func (c *checker) noteWrite(path, cwd string) {
 	if abs, err := absPath(path, cwd, c.env); err == nil && (filepath.IsAbs(path) || cwd != "") {
-		if c.written == nil {
-			c.written = map[string]bool{}
-		}
-		c.written[filepath.Clean(abs)] = true
+		setIn(&c.written, filepath.Clean(abs), true)
 	}
 	switch filepath.Base(path) {
 	case ".gitignore", ".ignore", ".rgignore":
@@ -758,44 +724,6 @@ func (s *Scope) checkArgv(argv []string, cwd string, env Env) []Violation {
 	c := &checker{s: s, env: env, seen: map[string]bool{}}
 	c.simple(knownArgs(argv), newState(cwd), true)
 	return c.vs
-}
-
-// assignedNames returns the variable names a builtin assigns.
-func assignedNames(builtin string, args []arg) []arg {
-	var names []arg
-	valued := map[string]bool{"read": true, "mapfile": true, "readarray": true}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a.known && builtin == "printf" && strings.HasPrefix(a.s, "-v") && len(a.s) > 2 {
-			names = append(names, arg{s: a.s[2:], known: true}) // -vNAME
-			continue
-		}
-		if a.known && strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
-			flag := a.s[len(a.s)-1:]
-			takesValue := strings.ContainsAny(flag, "adDnNptiuOsCcv") && valued[builtin] || (builtin == "printf" && flag == "v")
-			if takesValue && i+1 < len(args) {
-				i++
-				if flag == "a" || flag == "v" {
-					names = append(names, args[i])
-				}
-			}
-			continue
-		}
-		switch builtin {
-		case "read":
-			names = append(names, a)
-		case "mapfile", "readarray":
-			names = append(names, a)
-		case "getopts":
-			if i == 1 {
-				names = append(names, a)
-			}
-		}
-		if builtin == "printf" {
-			break
-		}
-	}
-	return names
 }
 
 // denyCheck applies the deny entries to a parsed command.

@@ -58,11 +58,27 @@ func corpusFiles(t *testing.T) []string {
 	return files
 }
 
+// confinedCorpusFiles are the corpora decided for confined execution
+// (testdata/corpus/confined): the CLI runner decides with check, which is
+// external, so they live apart from the files it runs.
+func confinedCorpusFiles(t *testing.T) []string {
+	files, _ := filepath.Glob("testdata/corpus/confined/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no confined corpus files found")
+	}
+	return files
+}
+
 func TestCorpus(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("the corpus fixture needs git:", err)
 	}
-	for _, file := range corpusFiles(t) {
+	external, confined := corpusFiles(t), confinedCorpusFiles(t)
+	for i, file := range append(external, confined...) {
+		execution := policy.ExecutionExternal
+		if i >= len(external) {
+			execution = policy.ExecutionConfined
+		}
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -74,11 +90,15 @@ func TestCorpus(t *testing.T) {
 		if len(cases) == 0 {
 			t.Fatalf("%s: no cases", file)
 		}
-		t.Run(filepath.Base(file), func(t *testing.T) {
+		name := filepath.Base(file)
+		if execution == policy.ExecutionConfined {
+			name = "confined/" + name
+		}
+		t.Run(name, func(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.ID, func(t *testing.T) {
 					t.Parallel()
-					runCorpusCase(t, tc)
+					runCorpusCase(t, tc, execution)
 				})
 			}
 		})
@@ -96,7 +116,7 @@ func rewrite(s, root string) string {
 	})
 }
 
-func runCorpusCase(t *testing.T, tc corpusCase) {
+func runCorpusCase(t *testing.T, tc corpusCase, execution policy.Execution) {
 	root := t.TempDir()
 	buildFixture(t, root)
 	// A setup step that would create a file outside the fixture (such as
@@ -136,7 +156,8 @@ func runCorpusCase(t *testing.T, tc corpusCase) {
 	doc = rewriteDoc(doc, root)
 	home := root + "/home/dev"
 	env := policy.Env{
-		Home: home,
+		Execution: execution,
+		Home:      home,
 		HomeOf: func(name string) (string, bool) {
 			if name == "root" {
 				return "/root", true

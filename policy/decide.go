@@ -224,7 +224,7 @@ func (s *Scope) decide(call Call, env Env) []Violation {
 		if a.Include != "" {
 			o.filters = []walkFilter{{glob: a.Include, include: true, files: true}}
 		}
-		c.recursiveRead(&parsed{prog: "grep"}, p, cwd, o)
+		c.recursiveRead(&parsed{prog: ToolGrep}, p, cwd, o)
 		return c.vs
 	case ToolShell:
 		var a ShellArgs

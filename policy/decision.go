@@ -64,6 +64,18 @@ type Decision struct {
 	// Execution is who runs the call, an input of the decision: recursive
 	// readers below denied files are allowed only when confined.
 	Execution Execution `json:"execution,omitempty"`
+	// Observed, on an allowed decision, is the scope denial that enforce
+	// mode would have made and observe mode let through ([Decision.Observe]);
+	// Violations then keep every would-be violation.
+	Observed *Observed `json:"observed,omitempty"`
+}
+
+// Observed is the denial an observed call would have had in enforce mode:
+// the first would-be violation's reason, rule and resource.
+type Observed struct {
+	Reason   Reason `json:"reason"`
+	Rule     string `json:"rule,omitempty"`
+	Resource string `json:"resource,omitempty"`
 }
 
 // Allow returns an allowed decision for tool.

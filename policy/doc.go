@@ -8,22 +8,29 @@
 //
 // # Two halves: the engine and the programs
 //
-// The engine knows the shell and paths; it holds no program names. The
-// knowledge of programs lives in the prog_*.go files, one per program or
-// family, each with its table rows, its own checks and a comment saying what
-// the program can do that a scope must stop, in its manual's words:
+// The engine knows the shell and paths; it holds no program names, and
+// TestEngineNamesNoProgram (engine_test.go) fails when one of its files
+// names one. The knowledge of programs lives in the prog_*.go files, one
+// per program or family, each with its table rows, its own checks and a
+// comment saying what the program can do that a scope must stop, in its
+// manual's words; the shell's own commands are builtins.go's, the
+// variables that make programs run others envvars.go's:
 //
 //	engine                                   programs
 //	compile.go  entries.go   scope.yml        programs.go      the table, row constructors
-//	decide.go                a call by tool   prog_fileutils.go rm cp mv ln dd …
-//	shell.go                 parse, walk      prog_readers.go  cat ls head sort …
-//	words.go    arith.go     expand words     prog_search.go   grep rg fd
-//	command.go  builtins.go  simple commands  prog_jq.go       jq gojq yq
-//	options.go               match options    prog_sed.go prog_awk.go prog_find.go
-//	recursive.go             recursive reads  prog_archives.go tar zip unzip
-//	path.go                  check paths      prog_interpreters.go python node sh …
-//	envvars.go               assignments      prog_go.go prog_make.go
-//	                                          prog_packagemanagers.go npm pip cargo
+//	decide.go                a call by tool   builtins.go      the shell's own commands
+//	shell.go                 parse, walk      envvars.go       assignments
+//	words.go    arith.go     expand words     prog_outputs.go  what echo, pwd, git rev-parse print
+//	command.go               simple commands  prog_fileutils.go rm cp mv ln dd mkdir …
+//	options.go               match options    prog_readers.go  cat ls head sort …
+//	recursive.go             recursive reads  prog_search.go   grep rg fd (rgtypes.go)
+//	path.go                  check paths      prog_jq.go       jq gojq yq
+//	network.go               network section  prog_sed.go prog_awk.go prog_find.go
+//	call.go api.go tools.go  calls, tools     prog_archives.go tar zip unzip
+//	decision.go widen.go     decisions        prog_interpreters.go python node sh …
+//	scope.go env.go lookpath.go denyroots.go  prog_go.go prog_make.go
+//	memofs.go osfs_linux.go  the file system  prog_packagemanagers.go npm npx pnpm yarn
+//	                                          prog_pip.go prog_cargo.go
 //	                                          prog_git.go prog_network.go
 //	                                          prog_editors.go prog_wrappers.go
 //
@@ -84,7 +91,9 @@
 //     (func(c *checker, p *parsed, allowed allowEntries, st *shellState)):
 //     read p.has, p.values and p.operands, check files with c.operand,
 //     refuse with c.danger (an allow entry that names the option permits
-//     it), check what a recursive reader reads with c.recursiveRead.
+//     it), or with c.unconfined what only the private view of a confined
+//     run bounds (refused where the caller runs the command, under check),
+//     check what a recursive reader reads with c.recursiveRead.
 //  5. Test it in prog_NAME_test.go with runProgCases: every danger denied
 //     with its reason, and the everyday commands allowed. Run
 //     go test ./policy -run TestProgNAME, then the whole package: the

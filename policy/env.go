@@ -79,8 +79,10 @@ type Env struct {
 	// [ExecutionExternal].
 	Execution Execution
 	// Masked, in confined execution while a call runs, reports whether a
-	// program reading every file below dir reads nothing the scope denies,
-	// because the private view it runs in hides those files; follow says
+	// program reading every file below dir reads nothing the scope denies
+	// nor a regular file with more than one hard link (what the file tools
+	// refuse), because the private view it runs in hides those files;
+	// follow says
 	// the program follows the symbolic links it meets. The runner sets it
 	// for each program it is about to start. Nil in confined execution
 	// means the call has not started: recursive readers are then decided

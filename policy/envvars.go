@@ -59,6 +59,20 @@ var programVars = map[string][]string{
 	"CC": {"cc", "gcc", "clang", "tcc", "musl-gcc"}, "CXX": {"c++", "g++", "clang++"},
 }
 
+// editorVars name the editor that programs run for a message (git commit
+// without -m): set, as a command's prefix, to a program of programVars
+// that runs nothing, the editor is safe for that command (editorSafe).
+var editorVars = []string{"GIT_EDITOR", "EDITOR", "VISUAL"}
+
+// editorVar reports whether name is one of editorVars.
+func editorVar(name string) bool { return slices.Contains(editorVars, name) }
+
+// editorRunsNothing reports whether value makes the editor variable name
+// a program that runs nothing.
+func editorRunsNothing(name, value string) bool {
+	return editorVar(name) && slices.Contains(programVars[name], value)
+}
+
 // dangerousVarPrefixes are variable name prefixes refused like dangerousVars.
 var dangerousVarPrefixes = map[string]string{
 	"LD_": "changes how programs are linked and loaded", "DYLD_": "changes how programs are linked and loaded",
@@ -125,6 +139,11 @@ var pathListVars = map[string]bool{"PYTHONPATH": true, "NODE_PATH": true, "CLASS
 // envAssign checks setting variable name to val (nil: known only at run
 // time) for a command, or for the rest of the script.
 func (s *Scope) envAssign(name string, val *string, cwd string, env Env) []Violation {
+	return append(s.hostVar(name, val), s.envValue(name, val, cwd, env)...)
+}
+
+// envValue checks what setting a variable makes programs do (see envAssign).
+func (s *Scope) envValue(name string, val *string, cwd string, env Env) []Violation {
 	deny := func(why string) []Violation {
 		return []Violation{{Reason: ReasonDangerousArgument, Resource: name, Rule: "environment " + name,
 			Message: fmt.Sprintf("setting %s is refused: it %s", name, why)}}

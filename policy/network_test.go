@@ -421,3 +421,22 @@ func TestHostReason(t *testing.T) {
 		t.Error("host_not_in_scope is not in Reasons()")
 	}
 }
+
+// BenchmarkNetworkAllow measures the decision of one connection (its host,
+// then the address it resolved to) against a list of the size of the
+// coding profile's.
+func BenchmarkNetworkAllow(b *testing.B) {
+	n := compileNet(b, "network: [proxy.golang.org:443, sum.golang.org:443, registry.npmjs.org:443, pypi.org:443, "+
+		"files.pythonhosted.org:443, crates.io:443, static.crates.io:443, index.crates.io:443, github.com:443, "+
+		"codeload.github.com:443, .githubusercontent.com:443]\n")
+	ip := netip.MustParseAddr("185.199.108.133")
+	b.ReportAllocs()
+	for b.Loop() {
+		if ok, _ := n.AllowHost("objects.githubusercontent.com", 443); !ok {
+			b.Fatal("refused")
+		}
+		if ok, _ := n.AllowAddr("objects.githubusercontent.com", 443, ip); !ok {
+			b.Fatal("refused")
+		}
+	}
+}

@@ -89,6 +89,12 @@ type spec struct {
 	skip    int
 	// extra is the program's own check, run after the generic one.
 	extra programCheck
+	// makesDirs: extra records the directories the program makes in the
+	// walk's state (shellState.made), shared with it (mkdir).
+	makesDirs bool
+	// runsOrWrites: extra finds options that run programs or write files
+	// that opts does not list (find's expression).
+	runsOrWrites bool
 	// namesOnly is an option that makes the operands names to print,
 	// nothing read below them (ls -d).
 	namesOnly string

@@ -18,7 +18,8 @@ func registerFileUtils(add adder) {
 	add(&spec{operands: opWrite, opts: opts(fl("-r -R --recursive"), fl("-f --force"), fl("-i"), fl("-I"),
 		fl("-d --dir"), fl("-v --verbose"), oval("--interactive"), fl("--one-file-system"), fl("--no-preserve-root"), fl("--preserve-root")),
 		imply: rmImply, extra: rmExtra}, "rm")
-	add(&spec{operands: opWrite, opts: opts(fl("-p --parents"), val("-m --mode"), fl("-v --verbose"))}, "mkdir", "rmdir")
+	add(&spec{operands: opWrite, opts: opts(fl("-p --parents"), val("-m --mode"), fl("-v --verbose")), extra: mkdirExtra, makesDirs: true}, "mkdir")
+	add(&spec{operands: opWrite, opts: opts(fl("-p --parents"), val("-m --mode"), fl("-v --verbose"))}, "rmdir")
 	add(&spec{operands: opWrite, opts: opts(rd("-r --reference"), val("-d --date"), val("-t"), fl("-a"), fl("-m"), fl("-c --no-create"), fl("-h --no-dereference"))}, "touch")
 	add(&spec{operands: opWrite, opts: opts(val("-s --size"), rd("-r --reference"), fl("-c --no-create"))}, "truncate")
 	add(&spec{operands: opWrite, opts: opts(val("-n --iterations"), val("-s --size"), fl("-u"), oval("--remove"), fl("-z --zero"), fl("-f --force"))}, "shred")
@@ -235,6 +236,39 @@ func rmImply(p *parsed) {
 		// (all "never prompt"): --interactive=nev, =non.
 		if v.known && v.s != "" && (strings.HasPrefix("never", v.s) || strings.HasPrefix("none", v.s) || strings.HasPrefix("no", v.s)) {
 			p.occ = append(p.occ, occurrence{id: "-f", text: "--interactive=" + v.s})
+		}
+	}
+}
+
+// mkdirExtra records the directories mkdir makes (with -p, or whose
+// parent exists), unconditionally, for a cd after it.
+func mkdirExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if st.cwd == "" || st.cond != 0 || p.has("--help") || p.has("--version") {
+		return
+	}
+	for _, a := range p.operands() {
+		abs, err := absPath(a.s, st.cwd, c.env)
+		if !a.known || err != nil {
+			continue
+		}
+		if mkdirCan(c.env.fs(), abs, p.has("-p"), st.made) {
+			setIn(&st.made, filepath.Clean(abs), true)
+		}
+	}
+}
+
+// mkdirCan reports whether mkdir can make dir: its nearest existing
+// ancestor is a directory, and is its parent unless parents are made (-p).
+func mkdirCan(fsys FS, dir string, parents bool, made map[string]bool) bool {
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if made[d] {
+			return true
+		}
+		if fi, err := fsys.Stat(d); err == nil {
+			return fi.IsDir() && (parents || d == filepath.Dir(dir))
+		}
+		if d == filepath.Dir(d) {
+			return false
 		}
 	}
 }

@@ -12,7 +12,7 @@ import "strings"
 
 // registerFind adds the table rows of this file.
 func registerFind(add adder) {
-	add(&spec{operands: opNone, singleDash: true, extra: findExtra}, "find")
+	add(&spec{operands: opNone, singleDash: true, extra: findExtra, runsOrWrites: true}, "find")
 }
 
 // findExtra walks a find command line: starting points, then the expression.

@@ -18,10 +18,17 @@ type progCase struct {
 }
 
 // runProgCases decides each case in a project where the scope reads and
-// writes proj, reads ro, and denies **/.env and **/secrets/**; allow is
+// writes proj, reads ro, and denies **/.env and **/secrets/**, with
+// network: any (the hosts of commands are tested with runNetCases); allow is
 // shell_commands.allow. In cmd, PROJ, RO and OUT are replaced by the
 // project, the read-only directory and a directory outside the scope.
 func runProgCases(t *testing.T, allow []string, cases []progCase) {
+	t.Helper()
+	runNetCases(t, policy.NetworkRules{Mode: policy.NetworkAny}, allow, cases)
+}
+
+// runNetCases is runProgCases with the network section net.
+func runNetCases(t *testing.T, net policy.NetworkRules, allow []string, cases []progCase) {
 	t.Helper()
 	root := t.TempDir()
 	proj, out, ro := filepath.Join(root, "proj"), filepath.Join(root, "out"), filepath.Join(root, "ro")
@@ -38,8 +45,9 @@ func runProgCases(t *testing.T, allow []string, cases []progCase) {
 		}
 	}
 	sc, err := policy.Compile(policy.Document{
-		Paths: policy.PathRules{Read: []string{proj + "/**", ro + "/**"}, Write: []string{proj + "/**"}, Deny: []string{"**/.env", "**/secrets/**"}},
-		Shell: policy.ShellRules{Allow: allow},
+		Paths:   policy.PathRules{Read: []string{proj + "/**", ro + "/**"}, Write: []string{proj + "/**"}, Deny: []string{"**/.env", "**/secrets/**"}},
+		Shell:   policy.ShellRules{Allow: allow},
+		Network: net,
 	}, policy.Env{Home: filepath.Join(root, "home")})
 	if err != nil {
 		t.Fatal(err)

@@ -175,6 +175,8 @@ const (
 	groupGo
 	groupMake
 	groupPackageManagers
+	groupPip
+	groupCargo
 	groupGit
 	groupNetwork
 	groupEditors
@@ -197,6 +199,8 @@ func registerGroup(g int, add adder) {
 		groupGo:              registerGo,
 		groupMake:            registerMake,
 		groupPackageManagers: registerPackageManagers,
+		groupPip:             registerPip,
+		groupCargo:           registerCargo,
 		groupGit:             registerGit,
 		groupNetwork:         registerNetwork,
 		groupEditors:         registerEditors,
@@ -230,8 +234,12 @@ func groupOf(name string) (int, bool) {
 		return groupGo, true
 	case "make", "gmake":
 		return groupMake, true
-	case "npm", "pip", "pip3", "cargo":
+	case "npm", "npx", "pnpm", "yarn":
 		return groupPackageManagers, true
+	case "pip", "pip3":
+		return groupPip, true
+	case "cargo":
+		return groupCargo, true
 	case "git":
 		return groupGit, true
 	case "curl", "wget", "ssh", "scp", "rsync":

@@ -33,93 +33,200 @@ type checker struct {
 	written map[string]bool
 }
 
-// shellState is what a walk knows at a point of the program: the working
-// directory ("" when only known at run time) and variables with their
-// statically known values (absent or nil: unknown).
+// shellState is what a walk knows at a point of the program, grouped by
+// what each field follows. A subshell starts from a copy (clone), a
+// program's own check sees forProgram: those are the only two places that
+// copy fields, one a line, and a new field is added to both.
 type shellState struct {
-	cwd      string
-	vars     map[string]*string
-	pos      []string // positional parameters $1…, when known (sh -c)
-	posKnown bool
-	// funcs are the functions certainly defined at this point of this
-	// shell: declared earlier, unconditionally, and not unset since.
-	funcs map[string]bool
-	// cond counts the conditional constructs around the walk: a function
-	// declared inside one may or may not exist afterwards.
-	cond int
+	// The working directory.
+
+	// cwd is the working directory, "" when it is known only at run time.
+	cwd string
+	// cwdDeferred says that cwd holds only for the rest of the && list
+	// being walked: a cd in it may fail (its directory does not exist) or
+	// may not run. The statement's end makes cwd unknown.
+	cwdDeferred bool
+	// made are the directories mkdir creates earlier in the script: a cd
+	// to one of them is taken to succeed.
+	made map[string]bool
+
+	// Variables.
+
+	// vars are the variables with their statically known values (absent
+	// or nil: unknown).
+	vars map[string]*string
 	// numeric are variables last assigned by arithmetic: they hold numbers.
 	numeric map[string]bool
 	// unbounded are unknown variables whose value no checked command
 	// produced (see arg.unbounded); absent from vars means unbounded too.
 	unbounded map[string]bool
-	// pipedIn says that stdin is the output of the command before a pipe.
-	pipedIn bool
-	// shopt are the glob options the script set (globstar, dotglob…).
-	shopt map[string]bool
-	cfg   *expand.Config // built on first use; never shared by clones
-	// cwdDeferred says that cwd holds only for the rest of the && list
-	// being walked: a cd in it may fail (its directory does not exist) or
-	// may not run. The statement's end makes cwd unknown.
-	cwdDeferred bool
+	// dataVars are variables assigned data read at run time (see
+	// arg.data).
+	dataVars map[string]bool
+	// arrays are the indexed arrays whose every element is known,
+	// assigned whole (a=(x y), declare -a a=(…)); any other assignment
+	// to the name forgets it.
+	arrays map[string][]string
+	// customIFS says that the script set IFS: unquoted expansions split
+	// in ways the checker does not follow.
+	customIFS bool
 	// pending is the variables' state before the first element of the &&
 	// list being walked that may not run: the statement's end merges it
 	// (mergeMaybe).
 	pending *varSnap
-	// made are the directories mkdir creates earlier in the script: a cd
-	// to one of them is taken to succeed.
-	made map[string]bool
-	// cwdFuncs are the functions whose body changes the directory.
-	cwdFuncs map[string]bool
-	// customIFS says that the script set IFS: unquoted expansions split
-	// in ways the checker does not follow.
-	customIFS bool
-	// dataVars are variables assigned data read at run time (see
-	// arg.data).
-	dataVars map[string]bool
+
+	// Positional parameters.
+
+	// pos are the positional parameters $1…, when known (sh -c).
+	pos []string
+	// posKnown says that pos is all of them.
+	posKnown bool
+	// posChecked says that the positional parameters, unknown here, are
+	// checked at each call of the function being declared.
+	posChecked bool
+
+	// Functions.
+
+	// funcs are the functions certainly defined at this point of this
+	// shell: declared earlier, unconditionally, and not unset since.
+	funcs map[string]bool
+	// funcBodies are the bodies of the functions certainly defined, which
+	// are checked where they are called.
+	funcBodies map[string]*syntax.Stmt
 	// maybeFuncs are every function the script may have defined (so a
 	// name printer called by that name is not trusted).
 	maybeFuncs map[string]bool
 	// funcVars are, per function, the variables its body assigns: a call
 	// makes them unknown.
 	funcVars map[string][]string
+	// cwdFuncs are the functions whose body changes the directory.
+	cwdFuncs map[string]bool
+
+	// Control flow and shell options.
+
+	// cond counts the conditional constructs around the walk: a function
+	// declared inside one may or may not exist afterwards.
+	cond int
+	// shopt are the glob options the script set (globstar, dotglob…).
+	shopt map[string]bool
+	// cfg is the expansion configuration, built on first use; never
+	// shared by clones.
+	cfg *expand.Config
+
+	// The statement being checked.
+
+	// pipedIn says that stdin is the output of the command before a pipe.
+	pipedIn bool
 	// pipedText is the output of the command before the pipe, when it is
 	// known before it runs (echo .env | xargs cat).
 	pipedText *string
 	// stdinFile is the file the statement being checked reads on standard
 	// input (< FILE), "" when none.
 	stdinFile string
-	// posChecked says that the positional parameters, unknown here, are
-	// checked at each call of the function being declared.
-	posChecked bool
-	// funcBodies are the bodies of the functions certainly defined, which
-	// are checked where they are called.
-	funcBodies map[string]*syntax.Stmt
 	// editorSafe says that the simple command being checked has an editor
 	// that runs nothing (GIT_EDITOR=true as its prefix).
 	editorSafe bool
-	// arrays are the indexed arrays whose every element is known,
-	// assigned whole (a=(x y), declare -a a=(…)); any other assignment
-	// to the name forgets it.
-	arrays map[string][]string
 }
 
 // clone is the state a subshell starts with: a copy, so that what it
 // changes does not leak back. Empty maps stay nil; the setters make them.
+// What belongs to the statement being checked, and the expansion
+// configuration, start anew.
 func (st *shellState) clone() *shellState {
-	return &shellState{cwd: st.cwd, pos: st.pos, posKnown: st.posKnown, pipedIn: st.pipedIn, cond: st.cond,
-		vars: maps.Clone(st.vars), funcs: maps.Clone(st.funcs), numeric: maps.Clone(st.numeric),
-		unbounded: maps.Clone(st.unbounded), shopt: maps.Clone(st.shopt), cwdDeferred: st.cwdDeferred,
-		made: maps.Clone(st.made), cwdFuncs: maps.Clone(st.cwdFuncs), customIFS: st.customIFS,
-		dataVars: maps.Clone(st.dataVars), arrays: maps.Clone(st.arrays), maybeFuncs: maps.Clone(st.maybeFuncs),
-		funcVars: maps.Clone(st.funcVars), funcBodies: maps.Clone(st.funcBodies), posChecked: st.posChecked}
+	return &shellState{
+		cwd:         st.cwd,
+		cwdDeferred: st.cwdDeferred,
+		made:        maps.Clone(st.made),
+
+		vars:      maps.Clone(st.vars),
+		numeric:   maps.Clone(st.numeric),
+		unbounded: maps.Clone(st.unbounded),
+		dataVars:  maps.Clone(st.dataVars),
+		arrays:    maps.Clone(st.arrays),
+		customIFS: st.customIFS,
+		pending:   nil, // the subshell's own && lists
+
+		pos:        st.pos,
+		posKnown:   st.posKnown,
+		posChecked: st.posChecked,
+
+		funcs:      maps.Clone(st.funcs),
+		funcBodies: maps.Clone(st.funcBodies),
+		maybeFuncs: maps.Clone(st.maybeFuncs),
+		funcVars:   maps.Clone(st.funcVars),
+		cwdFuncs:   maps.Clone(st.cwdFuncs),
+
+		cond:  st.cond,
+		shopt: maps.Clone(st.shopt),
+		cfg:   nil, // built on first use
+
+		pipedIn:    st.pipedIn,
+		pipedText:  nil,
+		stdinFile:  "",
+		editorSafe: false,
+	}
+}
+
+// forProgram is the state a program's own check (its row's programCheck)
+// sees, in the working directory cwd its options give: the walk's
+// variables and functions are shared, not copied, and so are the
+// directories made when the row records them (spec.makesDirs), so that
+// what the check records holds for the rest of the line; the statement's
+// input and editor are the walk's.
+func (st *shellState) forProgram(cwd string) *shellState {
+	makeMap(&st.vars)
+	makeMap(&st.funcs)
+	return &shellState{
+		cwd:         cwd,
+		cwdDeferred: false,
+		made:        st.made,
+
+		vars:      st.vars,
+		numeric:   nil,
+		unbounded: nil,
+		dataVars:  nil,
+		arrays:    nil,
+		customIFS: false,
+		pending:   nil,
+
+		pos:        st.pos,
+		posKnown:   st.posKnown,
+		posChecked: false,
+
+		funcs:      st.funcs,
+		funcBodies: nil,
+		maybeFuncs: st.maybeFuncs,
+		funcVars:   nil,
+		cwdFuncs:   nil,
+
+		cond:  st.cond,
+		shopt: nil,
+		cfg:   nil,
+
+		pipedIn:    st.pipedIn,
+		pipedText:  st.pipedText,
+		stdinFile:  st.stdinFile,
+		editorSafe: st.editorSafe,
+	}
+}
+
+// makeMap makes *m when it is nil.
+func makeMap[K comparable, V any](m *map[K]V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+}
+
+// setIn sets (*m)[k] to v, making the map on first use: the one way the
+// checker adds to a map it may not have made yet.
+func setIn[K comparable, V any](m *map[K]V, k K, v V) {
+	makeMap(m)
+	(*m)[k] = v
 }
 
 // setVar records a variable's value (nil: unknown).
 func (st *shellState) setVar(name string, val *string) {
-	if st.vars == nil {
-		st.vars = map[string]*string{}
-	}
-	st.vars[name] = val
+	setIn(&st.vars, name, val)
 	delete(st.arrays, name)
 	if name == "IFS" && (val == nil || *val != " \t\n") {
 		st.customIFS = true
@@ -133,10 +240,7 @@ func setFlag(m *map[string]bool, name string, on bool) {
 		delete(*m, name)
 		return
 	}
-	if *m == nil {
-		*m = map[string]bool{}
-	}
-	(*m)[name] = true
+	setIn(m, name, true)
 }
 
 // sameValue reports whether two recorded values are the same (nil:
@@ -147,18 +251,12 @@ func sameValue(a, b *string) bool {
 
 // setNumeric records that a variable holds a number.
 func (st *shellState) setNumeric(name string) {
-	if st.numeric == nil {
-		st.numeric = map[string]bool{}
-	}
-	st.numeric[name] = true
+	setIn(&st.numeric, name, true)
 }
 
 // setFunc records that a function is certainly defined.
 func (st *shellState) setFunc(name string) {
-	if st.funcs == nil {
-		st.funcs = map[string]bool{}
-	}
-	st.funcs[name] = true
+	setIn(&st.funcs, name, true)
 }
 
 // maxLoopItems is the most items of a for loop whose body is checked
@@ -199,10 +297,7 @@ func (st *shellState) setUnbounded(name string, on bool) {
 		delete(st.unbounded, name)
 		return
 	}
-	if st.unbounded == nil {
-		st.unbounded = map[string]bool{}
-	}
-	st.unbounded[name] = true
+	setIn(&st.unbounded, name, true)
 }
 
 // conditional walks f with the state marked conditional: afterwards, what
@@ -574,10 +669,7 @@ func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
 	}
 	for _, name := range funcNames(cmd) {
 		if deferred {
-			if st.funcBodies == nil {
-				st.funcBodies = map[string]*syntax.Stmt{}
-			}
-			st.funcBodies[name] = cmd.Body
+			setIn(&st.funcBodies, name, cmd.Body)
 		} else {
 			delete(st.funcBodies, name)
 		}
@@ -585,10 +677,7 @@ func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
 	for _, name := range funcNames(cmd) {
 		setFlag(&st.maybeFuncs, name, true)
 		if len(assigns) > 0 {
-			if st.funcVars == nil {
-				st.funcVars = map[string][]string{}
-			}
-			st.funcVars[name] = assigns
+			setIn(&st.funcVars, name, assigns)
 		} else {
 			delete(st.funcVars, name)
 		}
@@ -800,10 +889,7 @@ func (c *checker) knownArray(a *syntax.Assign, st *shellState, old []string) {
 			list = append(list, f.s)
 		}
 	}
-	if st.arrays == nil {
-		st.arrays = map[string][]string{}
-	}
-	st.arrays[name] = list
+	setIn(&st.arrays, name, list)
 	first := ""
 	if len(list) > 0 {
 		first = list[0]

@@ -74,3 +74,34 @@ func (d Decision) Widenings() []Widening {
 	}
 	return ws
 }
+
+// Observe is d as observe mode makes it: a widenable denial becomes an
+// allowed decision that records what enforce mode would have denied it for
+// (Observed, with every violation kept); any other decision, hard denials
+// included, is returned unchanged.
+func (d Decision) Observe() Decision {
+	if !d.Widenable() {
+		return d
+	}
+	o := d
+	o.Allowed = true
+	o.Observed = &Observed{Reason: d.Reason, Rule: d.Rule, Resource: d.Resource}
+	o.Reason = ReasonAllowed
+	o.Rule, o.Resource = "", ""
+	o.Message = "observe mode: " + d.Tool + " runs; enforce mode would deny it: " + d.Message
+	return o
+}
+
+// ObservedViolations returns vs when observe mode lets them through (every
+// one widenable), else nil: the run-time form of [Decision.Observe].
+func ObservedViolations(vs []Violation) []Violation {
+	if len(vs) == 0 {
+		return nil
+	}
+	for _, v := range vs {
+		if !v.Widenable() {
+			return nil
+		}
+	}
+	return vs
+}

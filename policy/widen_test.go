@@ -55,6 +55,26 @@ func TestWidenable(t *testing.T) {
 					t.Fatalf("Widenings() = %v, want %v", got, tc.want)
 				}
 			}
+			// Observe lets exactly the widenable denials through, keeping
+			// what enforce would have said.
+			o := d.Observe()
+			switch {
+			case tc.widenable:
+				if !o.Allowed || o.Observed == nil || o.Observed.Reason != d.Reason || o.Observed.Rule != d.Rule ||
+					o.Observed.Resource != d.Resource || len(o.Violations) != len(d.Violations) {
+					t.Fatalf("Observe() = %+v from %+v", o, d)
+				}
+				if policy.ObservedViolations(d.Violations) == nil {
+					t.Fatalf("ObservedViolations(%+v) = nil", d.Violations)
+				}
+			default:
+				if o.Allowed != d.Allowed || o.Observed != nil || o.Reason != d.Reason {
+					t.Fatalf("Observe() changed a decision that is not widenable: %+v from %+v", o, d)
+				}
+				if !d.Allowed && policy.ObservedViolations(d.Violations) != nil {
+					t.Fatalf("ObservedViolations let a hard denial through: %+v", d.Violations)
+				}
+			}
 		})
 	}
 }

@@ -263,3 +263,46 @@ func TestBuiltinsDenyCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinsNetwork checks the network of the built-in profiles: coding
+// reaches its toolchains' registries and forges on 443 and nothing else;
+// research and restricted reach nothing.
+func TestBuiltinsNetwork(t *testing.T) {
+	var l Loader
+	net := func(name string) policy.Network {
+		doc, err := l.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, _ = ExpandProjectRoot(doc, "/home/u/proj")
+		sc, err := policy.Compile(doc, policy.Env{Home: "/home/u"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc.Network()
+	}
+	coding := net("coding")
+	if coding.Mode() != policy.NetworkList {
+		t.Fatalf("coding: mode %s", coding.Mode())
+	}
+	for _, h := range []string{"proxy.golang.org", "sum.golang.org", "registry.npmjs.org", "pypi.org", "files.pythonhosted.org",
+		"crates.io", "static.crates.io", "index.crates.io", "github.com", "codeload.github.com", "raw.githubusercontent.com",
+		"objects.githubusercontent.com"} {
+		if ok, _ := coding.AllowHost(h, 443); !ok {
+			t.Errorf("coding refuses %s:443", h)
+		}
+		if ok, _ := coding.AllowHost(h, 80); ok {
+			t.Errorf("coding allows %s:80", h)
+		}
+	}
+	for _, h := range []string{"evil.example", "localhost", "169.254.169.254", "gist.github.com", "pastebin.com"} {
+		if ok, rule := coding.AllowHost(h, 443); ok {
+			t.Errorf("coding allows %s:443 by %s", h, rule)
+		}
+	}
+	for _, name := range []string{"research", "restricted"} {
+		if m := net(name).Mode(); m != policy.NetworkNone {
+			t.Errorf("%s: network %s, want none", name, m)
+		}
+	}
+}

@@ -17,6 +17,8 @@ type CreateRequest struct {
 	Profile     string   `json:"profile,omitempty"`
 	ProjectRoot string   `json:"project_root,omitempty"`
 	Worktrees   []string `json:"worktrees,omitempty"`
+	// Mode is the main branch's mode: enforce (default) or observe.
+	Mode string `json:"mode,omitempty"`
 }
 
 // CreateSession creates (or, with ExistOK, finds) a session the way
@@ -26,6 +28,6 @@ type CreateRequest struct {
 // resolution go to warn.
 func CreateSession(ctx context.Context, st *sessions.Store, l profiles.Loader, req CreateRequest, warn func(string)) (sessions.Created, error) {
 	opts := sessions.CreateOptions{Name: req.Name, ID: req.ID, ExistOK: req.ExistOK, Preset: req.Preset,
-		ProjectRoot: req.ProjectRoot, Worktrees: append([]string(nil), req.Worktrees...)}
+		ProjectRoot: req.ProjectRoot, Worktrees: append([]string(nil), req.Worktrees...), Mode: req.Mode}
 	return st.CreateWithProfile(ctx, l, opts, req.Profile, warn)
 }

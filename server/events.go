@@ -69,10 +69,10 @@ func parseFilter(r *http.Request) (audit.Filter, error) {
 		f.Since = t
 	}
 	switch d := r.URL.Query().Get("decision"); d {
-	case "", audit.StatusAllowed, audit.StatusDenied, audit.StatusError, audit.StatusInterrupted:
+	case "", audit.StatusAllowed, audit.StatusDenied, audit.StatusError, audit.StatusInterrupted, audit.StatusAsked, audit.StatusObserved:
 		f.Decision = d
 	default:
-		return f, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("decision %q: want allowed, denied, error or interrupted", d))
+		return f, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("decision %q: want allowed, denied, error, interrupted, asked or observed", d))
 	}
 	return f, nil
 }

@@ -47,7 +47,8 @@ func (s *Server) mcpSession(id string) http.Handler {
 			return nil
 		}
 		return mcp.NewServer(mcp.Options{Gateway: s.opts.Gateway, BranchDir: e.dir, SessionID: e.session,
-			Branch: e.branch, Version: s.opts.Version})
+			Branch: e.branch, Version: s.opts.Version, Approvals: s.opts.Approvals,
+			ApprovalTimeout: s.opts.ApprovalTimeout})
 	}, &sdk.StreamableHTTPOptions{Logger: s.log})
 	s.mcpHs.sessions[id] = h
 	return h

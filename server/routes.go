@@ -243,6 +243,8 @@ type ExpandRequest struct {
 	RoamSubdirectory []string `json:"roam_subdirectory,omitempty"`
 	RoamTag          []string `json:"roam_tag,omitempty"`
 	RoamNodeID       []string `json:"roam_node_id,omitempty"`
+	AllowHost        []string `json:"allow_host,omitempty"`
+	Network          string   `json:"network,omitempty"`
 }
 
 func (s *Server) expand(w http.ResponseWriter, r *http.Request) error {
@@ -252,7 +254,8 @@ func (s *Server) expand(w http.ResponseWriter, r *http.Request) error {
 	}
 	add := sessions.Expansion{Read: req.Read, Write: req.Write, Deny: req.Deny,
 		AllowCommands: req.AllowCommand, DenyCommands: req.DenyCommand,
-		RoamSubdirectories: req.RoamSubdirectory, RoamTags: req.RoamTag, RoamNodeIDs: req.RoamNodeID}
+		RoamSubdirectories: req.RoamSubdirectory, RoamTags: req.RoamTag, RoamNodeIDs: req.RoamNodeID,
+		AllowHosts: req.AllowHost, Network: req.Network}
 	if add.Empty() {
 		return errorf(http.StatusBadRequest, CodeBadRequest, "nothing to add")
 	}

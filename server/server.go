@@ -60,6 +60,12 @@ type Options struct {
 	Hooks gateway.HookOptions
 	// Version is scopegate's version, told to MCP clients.
 	Version string
+	// Approvals offers MCP calls denied for a scope reason to the user
+	// through elicitation (config.yml approvals: ask).
+	Approvals bool
+	// ApprovalTimeout bounds the wait for an answer (default
+	// mcp.DefaultApprovalTimeout).
+	ApprovalTimeout time.Duration
 	// TrustedSocket is the path of the server's private unix socket in the
 	// sessions root (SocketName). Requests that arrive on it need no token:
 	// the socket is 0600, so only the user who owns the sessions root can

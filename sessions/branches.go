@@ -22,8 +22,8 @@ type BranchOptions struct {
 	Switch bool
 }
 
-// CreateBranch makes branch name in session id: scope.yml and metadata.yml
-// copied from the parent branch (byte for byte: comments stay, a corrupt
+// CreateBranch makes branch name in session id: scope.yml, metadata.yml
+// and the mode copied from the parent branch (byte for byte: comments stay, a corrupt
 // metadata.yml is carried, not rewritten), an empty session.md and a new
 // branch-metadata.yml. Like sessions, it is assembled aside and renamed
 // into place.
@@ -53,7 +53,7 @@ func (s *Store) CreateBranch(ctx context.Context, id, name string, opts BranchOp
 	if err := os.Chmod(tmp, dirMode); err != nil {
 		return Created{}, fmt.Errorf("create branch %q: %w", name, err)
 	}
-	for _, f := range []string{ScopeFile, MetadataFile, legacyPlanFile} {
+	for _, f := range []string{ScopeFile, MetadataFile, legacyPlanFile, ModeFile} {
 		data, err := os.ReadFile(filepath.Join(parent.Dir, f))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

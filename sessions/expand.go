@@ -22,6 +22,11 @@ type Expansion struct {
 	Read, Write, Deny                         []string
 	AllowCommands, DenyCommands               []string
 	RoamSubdirectories, RoamTags, RoamNodeIDs []string
+	// AllowHosts are entries added to the network list (host, .domain,
+	// host:port); a scope with network: any is left as it is.
+	AllowHosts []string
+	// Network is "any" to make the network unrestricted, else "".
+	Network string
 }
 
 // target is one list of scope.yml an expansion can add to.
@@ -45,6 +50,9 @@ func (e Expansion) targets() []target {
 
 // Empty reports whether the expansion adds nothing.
 func (e Expansion) Empty() bool {
+	if len(e.AllowHosts) > 0 || e.Network != "" {
+		return false
+	}
 	for _, t := range e.targets() {
 		if len(t.values) > 0 {
 			return false
@@ -78,6 +86,14 @@ func ExpandScope(ctx context.Context, branchDir string, add Expansion) (Expanded
 				return Expanded{}, fmt.Errorf("%w: %s.%s %q: %v", ErrInvalidExpansion, t.section, t.key, v, err)
 			}
 		}
+	}
+	for _, h := range add.AllowHosts {
+		if err := policy.ValidateHostEntry(h); err != nil {
+			return Expanded{}, fmt.Errorf("%w: network %q: %v", ErrInvalidExpansion, h, err)
+		}
+	}
+	if add.Network != "" && add.Network != policy.NetworkAny {
+		return Expanded{}, fmt.Errorf("%w: network %q: only any widens the network (use --allow-host for one host)", ErrInvalidExpansion, add.Network)
 	}
 	if fi, err := os.Stat(branchDir); err != nil || !fi.IsDir() {
 		return Expanded{}, fmt.Errorf("expand scope: branch directory %s %w", branchDir, ErrNotFound)
@@ -233,6 +249,9 @@ func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
 			added[t.section+"."+t.key]++
 		}
 	}
+	if err := expandNetwork(root, add, added); err != nil {
+		return nil, nil, err
+	}
 	if len(added) == 0 {
 		return data, added, nil
 	}
@@ -246,6 +265,56 @@ func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
 		return nil, nil, err
 	}
 	return append(prefix, buf.Bytes()...), added, nil
+}
+
+// expandNetwork widens the network section of root: to any, or by the
+// hosts of add. A missing, null or none section becomes the list of the
+// hosts; a list grows; any stays any. added["network"] counts the change.
+func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
+	if len(add.AllowHosts) == 0 && add.Network == "" {
+		return nil
+	}
+	var key, v *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "network" {
+			key, v = root.Content[i], root.Content[i+1]
+		}
+	}
+	if v == nil {
+		key, v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "network"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkNone}
+		root.Content = append(root.Content, key, v)
+	}
+	if v.Kind == yaml.ScalarNode && v.Value == policy.NetworkAny && !isNull(v) {
+		return nil // already unrestricted
+	}
+	if add.Network == policy.NetworkAny {
+		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkAny, HeadComment: v.HeadComment, LineComment: v.LineComment, FootComment: v.FootComment}
+		added["network"]++
+		return nil
+	}
+	if v.Kind == yaml.ScalarNode {
+		// none, or null: no hosts yet. A comment after none moves to the
+		// key's line.
+		if key.LineComment == "" {
+			key.LineComment = v.LineComment
+		}
+		*v = yaml.Node{Kind: yaml.SequenceNode, HeadComment: v.HeadComment, FootComment: v.FootComment}
+	}
+	if v.Kind != yaml.SequenceNode {
+		return fmt.Errorf("network is not none, any or a list")
+	}
+	for _, h := range add.AllowHosts {
+		if hasScalar(v, h) {
+			continue
+		}
+		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: h}
+		if v.Style&yaml.FlowStyle != 0 {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+		v.Content = append(v.Content, n)
+		added["network"]++
+	}
+	return nil
 }
 
 func isNull(n *yaml.Node) bool {

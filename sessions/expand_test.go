@@ -127,3 +127,68 @@ func TestExpandConcurrent(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+func TestExpandNetwork(t *testing.T) {
+	tests := []struct {
+		name    string
+		initial string
+		add     Expansion
+		mode    string
+		hosts   []string
+		keep    []string
+		added   int
+		wantErr bool
+	}{
+		{name: "missing key", initial: commented, add: Expansion{AllowHosts: []string{"github.com"}},
+			mode: "list", hosts: []string{"github.com"}, keep: []string{"# the project"}, added: 1},
+		{name: "none", initial: "# net\nnetwork: none # nothing yet\n", add: Expansion{AllowHosts: []string{"github.com", "localhost:8080"}},
+			mode: "list", hosts: []string{"github.com", "localhost:8080"}, keep: []string{"# net", "# nothing yet"}, added: 2},
+		{name: "list grows", initial: "network:\n  # forges\n  - github.com\n", add: Expansion{AllowHosts: []string{"github.com", ".githubusercontent.com", "[::1]:8080"}},
+			mode: "list", hosts: []string{"github.com", ".githubusercontent.com", "[::1]:8080"}, keep: []string{"# forges"}, added: 2},
+		{name: "flow list", initial: "network: [github.com]\n", add: Expansion{AllowHosts: []string{"pypi.org:443"}},
+			mode: "list", hosts: []string{"github.com", "pypi.org:443"}, added: 1},
+		{name: "idempotent", initial: "network:\n  - github.com\n", add: Expansion{AllowHosts: []string{"github.com"}},
+			mode: "list", hosts: []string{"github.com"}},
+		{name: "any stays any", initial: "network: any\n", add: Expansion{AllowHosts: []string{"github.com"}}, mode: "any"},
+		{name: "to any", initial: "network:\n  - github.com\n", add: Expansion{Network: "any"}, mode: "any", added: 1},
+		{name: "none to any", initial: commented, add: Expansion{Network: "any"}, mode: "any", keep: []string{"# the project"}, added: 1},
+		{name: "star refused", initial: commented, add: Expansion{AllowHosts: []string{"*.github.com"}}, wantErr: true},
+		{name: "url refused", initial: commented, add: Expansion{AllowHosts: []string{"https://github.com"}}, wantErr: true},
+		{name: "none refused", initial: commented, add: Expansion{Network: "none"}, wantErr: true},
+		{name: "network of wrong kind", initial: "network: {a: b}\n", add: Expansion{AllowHosts: []string{"github.com"}}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, ScopeFile)
+			if err := os.WriteFile(path, []byte(tt.initial), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res, err := ExpandScope(context.Background(), dir, tt.add)
+			if tt.wantErr {
+				if !errors.Is(err, ErrInvalidExpansion) {
+					t.Fatalf("err = %v, want ErrInvalidExpansion", err)
+				}
+				if got, _ := os.ReadFile(path); string(got) != tt.initial {
+					t.Errorf("file changed on refusal:\n%s", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(path)
+			if res.Scope.Network.Mode != tt.mode || !slices.Equal(res.Scope.Network.Hosts, tt.hosts) {
+				t.Errorf("network = %+v, want %s %v\n%s", res.Scope.Network, tt.mode, tt.hosts, got)
+			}
+			if res.Added["network"] != tt.added {
+				t.Errorf("added %v, want %d", res.Added, tt.added)
+			}
+			for _, k := range tt.keep {
+				if !strings.Contains(string(got), k) {
+					t.Errorf("lost %q:\n%s", k, got)
+				}
+			}
+		})
+	}
+}

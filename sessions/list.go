@@ -93,6 +93,9 @@ type BranchInfo struct {
 	Name    string `json:"name"`
 	Dir     string `json:"dir"`
 	Current bool   `json:"current"`
+	// Mode is the branch's mode: enforce or observe ("invalid" when its
+	// mode file holds neither; calls are then enforced).
+	Mode string `json:"mode"`
 	BranchMetadata
 	// Error says why branch-metadata.yml could not be read.
 	Error string `json:"error,omitempty"`
@@ -120,6 +123,13 @@ func (s *Store) Branches(id string) ([]BranchInfo, error) {
 			bi.Error = err.Error()
 		}
 		bi.BranchMetadata = bm
+		bi.Mode, err = ReadMode(bi.Dir)
+		if err != nil {
+			bi.Mode = "invalid"
+			if bi.Error == "" {
+				bi.Error = err.Error()
+			}
+		}
 		out = append(out, bi)
 	}
 	return out, nil

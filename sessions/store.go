@@ -102,6 +102,9 @@ type CreateOptions struct {
 	// Optional metadata.
 	Type, ParentSessionID, ProjectRoot string
 	Worktrees                          []string
+	// Mode is the main branch's mode (ModeEnforce or ModeObserve); empty
+	// means enforce.
+	Mode string
 }
 
 // Created is what Create made (or found, with ExistOK).
@@ -130,6 +133,11 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (Created, error)
 	}
 	if err := validName(opts.Preset); err != nil {
 		return Created{}, fmt.Errorf("preset %q: %w", opts.Preset, err)
+	}
+	if opts.Mode != "" {
+		if err := ValidMode(opts.Mode); err != nil {
+			return Created{}, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		}
 	}
 	if opts.ID != "" && opts.ExistOK {
 		if c, err := s.existing(opts.ID); err == nil || !errors.Is(err, ErrNotFound) {
@@ -215,6 +223,11 @@ func (s *Store) populate(tmp, branchDir string, opts CreateOptions) error {
 	}
 	if err := writeYAML(filepath.Join(branchDir, BranchMetadataFile), BranchMetadata{Created: s.now()}); err != nil {
 		return err
+	}
+	if opts.Mode == ModeObserve {
+		if err := writeFileAtomic(filepath.Join(branchDir, ModeFile), []byte(opts.Mode+"\n")); err != nil {
+			return err
+		}
 	}
 	if err := os.Symlink(filepath.Join(branchesDir, MainBranch), filepath.Join(tmp, currentLink)); err != nil {
 		return fmt.Errorf("create session: %w", err)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -219,6 +220,12 @@ const (
 	AttrArgsCut    = "scopegate.args_truncated"
 	AttrSummary    = "scopegate.summary"
 	AttrError      = "scopegate.error"
+	// AttrApproved is once or session for a call the user approved.
+	AttrApproved = "scopegate.approved"
+	// AttrNetwork is the connections of a call, as JSON
+	// ([{"host","port","allowed","rule"}]); AttrNetDenied counts the refused.
+	AttrNetwork   = "scopegate.network"
+	AttrNetDenied = "scopegate.network.denied"
 )
 
 // Fill makes r the log record of ev, its arguments cut to maxArgs bytes.
@@ -259,6 +266,13 @@ func Fill(r *otellog.Record, ev audit.Event, maxArgs int) {
 	add(AttrCwd, e.Cwd)
 	add(AttrSummary, e.Summary)
 	add(AttrError, e.Error)
+	add(AttrApproved, e.Approved)
+	if len(e.Network) > 0 {
+		if b, err := json.Marshal(e.Network); err == nil {
+			add(AttrNetwork, string(b))
+		}
+		kv = append(kv, attribute.Int(AttrNetDenied, e.NetDenied()))
+	}
 	if e.ExitCode != nil {
 		kv = append(kv, attribute.Int(AttrExitCode, *e.ExitCode))
 	}

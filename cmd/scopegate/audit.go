@@ -13,6 +13,7 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/sessions"
 )
 
 func newAuditCmd(a *app) *cobra.Command {
@@ -27,15 +28,16 @@ func newAuditCmd(a *app) *cobra.Command {
 		Short: "List the audited decisions of a session branch (its tools.org)",
 		Long: `List the entries of a session branch's tools.org, oldest first: one line per
 decision with its status (allowed, denied, error for a call that ran and
-failed or exited non-zero, interrupted), the command's exit code and a summary.
+failed or exited non-zero, interrupted, asked for a call left to the agent's
+permission dialog), the command's exit code and a summary.
 Entries made by check (decision only) are marked "(check)".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := audit.Filter{Decision: decision}
 			switch decision {
-			case "", audit.StatusAllowed, audit.StatusDenied, audit.StatusError, audit.StatusInterrupted:
+			case "", audit.StatusAllowed, audit.StatusDenied, audit.StatusError, audit.StatusInterrupted, audit.StatusAsked, audit.StatusObserved:
 			default:
-				return usageErr("--decision %q: want allowed, denied, error or interrupted", decision)
+				return usageErr("--decision %q: want allowed, denied, error, interrupted, asked or observed", decision)
 			}
 			if since != "" {
 				t, err := parseSince(since, time.Now())
@@ -61,6 +63,13 @@ Entries made by check (decision only) are marked "(check)".`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(entries)
 			}
+			// A branch not enforced says so first (scope mode).
+			if mode, err := sessions.ReadMode(dir); err != nil || mode != sessions.ModeEnforce {
+				if err != nil {
+					mode = "invalid (calls are enforced)"
+				}
+				fmt.Fprintf(a.stdout, "# mode: %s\n", mode)
+			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TIME\tCALL_ID\tTOOL\tSTATUS\tEXIT\tREASON\tSUMMARY")
 			for _, e := range entries {
@@ -84,7 +93,7 @@ Entries made by check (decision only) are marked "(check)".`,
 	}
 	sel.addFlags(cmd)
 	cmd.AddCommand(newAuditVerifyCmd(a))
-	cmd.Flags().StringVar(&decision, "decision", "", "only entries with this status: allowed, denied, error (ran and failed) or interrupted")
+	cmd.Flags().StringVar(&decision, "decision", "", "only entries with this status: allowed, denied, error (ran and failed), interrupted or observed (ran in observe mode, would have been denied)")
 	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time: a duration ago (90m, 2h, 3d), a date (2026-11-22, local midnight) or an RFC 3339 time")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return cmd

@@ -118,7 +118,7 @@ func newBranchListCmd(a *app) *cobra.Command {
 
 func printBranches(a *app, list []sessions.BranchInfo) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  BRANCH\tPARENT\tAT\tCREATED")
+	fmt.Fprintln(tw, "  BRANCH\tPARENT\tAT\tCREATED\tMODE")
 	for _, b := range list {
 		mark := " "
 		if b.Current {
@@ -128,7 +128,7 @@ func printBranches(a *app, list []sessions.BranchInfo) error {
 		if b.BranchPointPosition != nil {
 			pos = strconv.FormatInt(*b.BranchPointPosition, 10)
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\n", mark, b.Name, dash(b.ParentBranch), pos, stamp(b.Created))
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\n", mark, b.Name, dash(b.ParentBranch), pos, stamp(b.Created), b.Mode)
 	}
 	return tw.Flush()
 }

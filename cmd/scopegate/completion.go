@@ -112,7 +112,7 @@ func (c completer) presets(*cobra.Command, []string, string) ([]cobra.Completion
 func addCompletions(root *cobra.Command, a *app) {
 	c := completer{a: a}
 	values := map[string][]string{
-		"decision":       {"allowed", "denied", "error", "interrupted"},
+		"decision":       {"allowed", "denied", "error", "interrupted", "asked"},
 		"confine":        {"landlock", "best-effort", "off"},
 		"session-action": {"archive", "remove"},
 		"log-level":      {"debug", "info", "warn", "error"},

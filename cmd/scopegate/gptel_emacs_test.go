@@ -545,6 +545,71 @@ func TestYamlElAgreesWithScopeWarnings(t *testing.T) {
 	}
 }
 
+// An observe-mode branch and gptel's own scope expansion share its files:
+// the mode lives beside scope.yml, which gptel's writer rewrites (dropping
+// keys it does not know), so the mode survives the rewrite; what gptel
+// adds is granted outright, what it does not is still observed, hard
+// denials stay denied, and the suggestion applied by scopegate survives a
+// later rewrite by gptel.
+func TestGptelExpansionObserveMode(t *testing.T) {
+	e := newGptelEnv(t)
+	e.mkdirs("proj/.git", "extra", "other")
+	proj := filepath.Join(e.root, "proj")
+	e.run(0, "session", "create", "--id", "ob", "--name", "ob", "--project-root", proj, "--mode", "observe")
+	sel := []string{"--session", "ob"}
+	scope := filepath.Join(e.sessions, "ob", "branches", "main", "scope.yml")
+	observed := func(call string) {
+		t.Helper()
+		d := e.decide(sel, call)
+		if !d.Allowed || d.Observed == nil || d.Observed.Reason != policy.ReasonPathNotInScope {
+			t.Errorf("%s: %+v, want allowed and observed path_not_in_scope", call, d)
+		}
+	}
+	plain := func(call string, allowed bool) {
+		t.Helper()
+		d := e.decide(sel, call)
+		if d.Allowed != allowed || d.Observed != nil {
+			t.Errorf("%s: allowed %v observed %+v (%s), want allowed %v, not observed", call, d.Allowed, d.Observed, d.Message, allowed)
+		}
+	}
+	observed(writeCall(e.root + "/extra/a"))
+	observed(writeCall(e.root + "/other/b"))
+
+	gptelEmacs(t, "rewrite", []string{"GPTEL_ADD_WRITE=" + e.root + "/extra/**"}, scope)
+	if d := e.showScope(sel...); !slices.Contains(d.Paths.Write, e.root+"/extra/**") {
+		t.Fatalf("gptel's expansion is missing: paths.write = %q", d.Paths.Write)
+	}
+	out, _ := e.run(0, "scope", "show", "--session", "ob", "--json")
+	if !strings.Contains(out, `"mode":"observe"`) {
+		t.Fatalf("the mode did not survive gptel's rewrite: %s", out)
+	}
+	plain(writeCall(e.root+"/extra/a"), true)
+	observed(writeCall(e.root + "/other/b"))
+	plain(writeCall(proj+"/.git/config"), false)
+
+	// scopegate's suggestion, applied, then gptel's rewrite: both kept.
+	e.run(0, "scope", "suggest", "--session", "ob", "--apply")
+	plain(writeCall(e.root+"/other/b"), true)
+	gptelEmacs(t, "rewrite", []string{"GPTEL_ADD_WRITE=" + e.root + "/more/**"}, scope)
+	d := e.showScope(sel...)
+	for _, want := range []string{e.root + "/other/b", e.root + "/extra/**", e.root + "/more/**"} {
+		if !slices.Contains(d.Paths.Write, want) {
+			t.Errorf("after suggest --apply and gptel's rewrite, paths.write = %q, want %s in it", d.Paths.Write, want)
+		}
+	}
+	plain(writeCall(e.root+"/other/b"), true)
+
+	e.run(0, "scope", "mode", "--session", "ob", "enforce")
+	plain(writeCall(e.root+"/other/c"), false)
+	entries, err := audit.ReadFile(filepath.Join(e.sessions, "ob", "branches", "main", "tools.org"), audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(entries, func(x audit.Entry) bool { return x.Tool == audit.ToolScopeMode && x.Mode == audit.ModeScope }) {
+		t.Errorf("the mode change is not in tools.org")
+	}
+}
+
 // Every built-in profile, as the binary embeds it, is read by yaml.el,
 // gptel's reader, as the strings scopegate reads: no entry yaml.el takes
 // for a boolean, a number or null, quoted or not, and each list entry for

@@ -100,6 +100,7 @@ func (a *app) answerHook(ctx context.Context, agent string) agents.Answer {
 	if err != nil {
 		return agents.Refuse(agent, err.Error())
 	}
+	opts.Approvals = cfg.Approvals != config.ApprovalsDeny
 	return a.decideHook(ctx, agent, input, opts)
 }
 

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/mcp"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -54,10 +55,15 @@ func newMCPCmd(a *app) *cobra.Command {
 				id = filepath.Base(filepath.Dir(filepath.Dir(d)))
 			}
 		}
+		cfg, err := config.Load(a.configDir)
+		if err != nil {
+			return usageErr("%v", err)
+		}
 		ctx, stop := interruptContext(cmd.Context())
 		defer stop()
 		s := mcp.NewServer(mcp.Options{Gateway: a.gateway(), BranchDir: dir, SessionID: id,
-			Branch: filepath.Base(dir), Version: readVersion().Version})
+			Branch: filepath.Base(dir), Version: readVersion().Version, Approvals: cfg.Approvals != config.ApprovalsDeny,
+			ApprovalTimeout: cfg.ApprovalTimeout()})
 		if err := s.Run(ctx, &sdk.StdioTransport{}); err != nil && ctx.Err() == nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("mcp: %w", err)}
 		}

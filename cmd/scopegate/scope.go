@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/scopegate/scopegate/internal/yamlmsg"
 	"github.com/scopegate/scopegate/policy"
@@ -16,10 +18,12 @@ import (
 )
 
 func newScopeCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "scope", Short: "Show and expand a branch's scope",
+	cmd := &cobra.Command{Use: "scope", Short: "Show, expand and learn a branch's scope",
 		Example: `  scopegate scope show --session "$S"
-  scopegate scope expand --session "$S" --allow-command make`}
-	cmd.AddCommand(newScopeShowCmd(a), newScopeExpandCmd(a))
+  scopegate scope expand --session "$S" --allow-command make
+  scopegate scope mode --session "$S" observe
+  scopegate scope suggest --session "$S" --apply`}
+	cmd.AddCommand(newScopeShowCmd(a), newScopeExpandCmd(a), newScopeModeCmd(a), newScopeSuggestCmd(a), newScopeReplayCmd(a))
 	return cmd
 }
 
@@ -50,7 +54,22 @@ func newScopeShowCmd(a *app) *cobra.Command {
 				return usageErr("%s: %v: every call on this branch is denied (scope_invalid)", path, err)
 			}
 			warnAmbiguous(a, path, data)
-			return printScope(a, doc, data, asJSON)
+			mode, merr := sessions.ReadMode(dir)
+			if merr != nil {
+				fmt.Fprintln(a.stderr, "scopegate: warning: "+policy.OneLine(merr.Error())+"; calls on this branch are enforced")
+				mode = "invalid"
+			}
+			if asJSON {
+				return writeJSON(a.stdout, scopeJSON{doc: doc, mode: mode})
+			}
+			// The file as it is; a branch not enforced says so first, as a
+			// comment, so that the output stays the scope's YAML.
+			if mode != sessions.ModeEnforce {
+				if _, err := fmt.Fprintf(a.stdout, "# mode: %s (scopegate scope mode)\n", mode); err != nil {
+					return &exitError{code: exitInternal, err: err}
+				}
+			}
+			return printScope(a, doc, data, false)
 		},
 	}
 	sel.addFlags(cmd)
@@ -66,7 +85,8 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 		Use: "expand SELECTOR [flags]",
 		Long: "Add path patterns, shell commands or org-roam entries to a branch's scope.yml.\n" +
 			"Give at least one of --read, --write, --deny, --allow-command, --deny-command,\n" +
-			"--roam-subdirectory, --roam-tag, --roam-node-id; each may be repeated. The\n" +
+			"--roam-subdirectory, --roam-tag, --roam-node-id, --allow-host, --network any;\n" +
+			"each may be repeated. The\n" +
 			"change is idempotent, keeps comments, and prints the resulting scope.\n\n" +
 			"Path patterns are absolute doublestar globs: DIR/** is DIR and everything below it.",
 		Example: `  scopegate scope expand --session "$S" --read /usr/share/doc/bash/README
@@ -75,7 +95,7 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if add.Empty() {
-				return usageErr("nothing to add: give --read, --write, --deny, --allow-command, --deny-command, --roam-subdirectory, --roam-tag or --roam-node-id")
+				return usageErr("nothing to add: give --read, --write, --deny, --allow-command, --deny-command, --roam-subdirectory, --roam-tag, --roam-node-id, --allow-host or --network any")
 			}
 			dir, err := sel.resolve(a)
 			if err != nil {
@@ -91,6 +111,14 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 	}
 	sel.addFlags(cmd)
 	f := cmd.Flags()
+	addExpandFlags(f, &add)
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// addExpandFlags defines the flags of scope expand, each adding to add:
+// also how scope suggest --apply turns its suggestions into an expansion.
+func addExpandFlags(f *pflag.FlagSet, add *sessions.Expansion) {
 	f.StringArrayVar(&add.Read, "read", nil, "path pattern to allow reading")
 	f.StringArrayVar(&add.Write, "write", nil, "path pattern to allow writing")
 	f.StringArrayVar(&add.Deny, "deny", nil, "path pattern to deny")
@@ -98,9 +126,9 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 	f.StringArrayVar(&add.DenyCommands, "deny-command", nil, "shell command to deny")
 	f.StringArrayVar(&add.RoamSubdirectories, "roam-subdirectory", nil, "org-roam subdirectory pattern")
 	f.StringArrayVar(&add.RoamTags, "roam-tag", nil, "org-roam tag")
+	f.StringArrayVar(&add.AllowHosts, "allow-host", nil, "network entry to allow: HOST, .DOMAIN or HOST:PORT")
+	f.StringVar(&add.Network, "network", "", "any: make the network unrestricted")
 	f.StringArrayVar(&add.RoamNodeIDs, "roam-node-id", nil, "org-roam node id")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
 }
 
 // warnAmbiguous warns, one line each, of the list entries of a scope file
@@ -130,4 +158,25 @@ func currentUser() string {
 		return u.Username
 	}
 	return fmt.Sprintf("uid %d", os.Getuid())
+}
+
+// scopeJSON is a scope as scope show --json prints it: the scope's
+// sections and the branch's mode.
+type scopeJSON struct {
+	doc  policy.Document
+	mode string
+}
+
+// MarshalJSON puts "mode" before the sections of the scope.
+func (s scopeJSON) MarshalJSON() ([]byte, error) {
+	doc, err := json.Marshal(s.doc)
+	if err != nil {
+		return nil, err
+	}
+	mode, _ := json.Marshal(s.mode)
+	out := append([]byte(`{"mode":`), mode...)
+	if len(doc) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, doc[1:]...), nil
 }

@@ -51,6 +51,20 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Go caches, so that a script building scopegate (the quick start)
+	// finds them under its own HOME.
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	goEnv := strings.Fields(string(out))
+	if len(goEnv) != 2 {
+		t.Fatalf("go env: %q", out)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *update,
@@ -61,6 +75,11 @@ func TestScripts(t *testing.T) {
 			env.Setenv("SCOPEGATE_SESSIONS_DIR", filepath.Join(env.WorkDir, "sessions"))
 			env.Setenv("SCOPEGATE_CONFIG_DIR", filepath.Join(env.WorkDir, "config"))
 			env.Setenv("SCOPEGATE_ROAM_DIR", filepath.Join(env.WorkDir, "roam"))
+			env.Setenv("REPO", repo)
+			env.Setenv("GOCACHE", goEnv[0])
+			env.Setenv("GOMODCACHE", goEnv[1])
+			env.Setenv("GOTOOLCHAIN", "local")
+			env.Setenv("GOPROXY", "off")
 			return os.MkdirAll(home, 0o700)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -70,6 +89,8 @@ func TestScripts(t *testing.T) {
 			"expandenv": cmdExpandEnv,
 			"exits":     cmdExits,
 			"hintvar":   cmdHintVar,
+			"mdblock":   cmdMDBlock,
+			"linktree":  cmdLinkTree,
 		},
 	})
 }
@@ -173,4 +194,50 @@ func cmdHintVar(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("no pasteable hint in %q", d.Message)
 	}
 	ts.Setenv(args[0], hint)
+}
+
+// mdblock FILE HEADING OUT writes the first fenced code block below the
+// level-2 HEADING of the Markdown FILE to OUT, as it is written there.
+func cmdMDBlock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: mdblock FILE HEADING OUT")
+	}
+	_, rest, ok := strings.Cut(ts.ReadFile(args[0]), "\n## "+args[1]+"\n")
+	if !ok {
+		ts.Fatalf("%s has no heading %q", args[0], "## "+args[1])
+	}
+	if next := strings.Index(rest, "\n## "); next >= 0 {
+		rest = rest[:next]
+	}
+	_, block, ok := strings.Cut(rest, "\n```")
+	if ok {
+		_, block, ok = strings.Cut(block, "\n") // the info string
+	}
+	if ok {
+		block, _, ok = strings.Cut(block, "\n```")
+	}
+	if !ok || strings.TrimSpace(block) == "" {
+		ts.Fatalf("no code block below %q in %s", "## "+args[1], args[0])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(block+"\n"), 0o644))
+}
+
+// linktree SRC DIR makes DIR a tree of symbolic links to the entries of
+// SRC but .git, e2e and built binaries: a module's source without its
+// repository.
+func cmdLinkTree(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: linktree SRC DIR")
+	}
+	src, dir := ts.MkAbs(args[0]), ts.MkAbs(args[1])
+	ents, err := os.ReadDir(src)
+	ts.Check(err)
+	ts.Check(os.MkdirAll(dir, 0o755))
+	for _, e := range ents {
+		switch e.Name() {
+		case ".git", "e2e", "scopegate", "scopegate-full":
+			continue
+		}
+		ts.Check(os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dir, e.Name())))
+	}
 }

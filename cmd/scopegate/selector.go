@@ -104,3 +104,12 @@ func sessionErr(err error) error {
 	}
 	return &exitError{code: exitInternal, err: err}
 }
+
+// printed is the selector as a command line names the branch dir: the
+// session and branch when given by session, else the branch directory.
+func (s *selector) printed(dir string) string {
+	if s.session != "" {
+		return "--session " + policy.ShellQuote(s.session) + " --branch " + policy.ShellQuote(filepath.Base(dir))
+	}
+	return "--branch-dir " + policy.ShellQuote(dir)
+}

@@ -161,9 +161,11 @@ func (m *serveMain) Open(ctx context.Context) error {
 		return &exitError{code: exitInternal, err: err}
 	}
 	hooks.ProjectDir = "" // each hook request names its own
+	hooks.Approvals = cfg.Approvals != config.ApprovalsDeny
 	m.srv, err = server.New(server.Options{Gateway: gw, SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir, PresetsDir: cfg.GptelPresetsDir,
 		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log, Hooks: hooks, TrustedSocket: m.socket,
-		Version: readVersion().Version})
+		Version: readVersion().Version, Approvals: cfg.Approvals != config.ApprovalsDeny,
+		ApprovalTimeout: cfg.ApprovalTimeout()})
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}

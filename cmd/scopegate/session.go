@@ -96,6 +96,7 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 	f.StringVar(&opts.ProjectRoot, "project-root", "", "project root for ${project_root} (default: found from the working directory)")
 	f.StringArrayVar(&opts.Worktrees, "worktree", nil, "worktree directory the session may read and write (repeatable; overrides profiles)")
 	f.BoolVar(&printID, "print-id", false, "print only the session id instead of the JSON")
+	f.StringVar(&opts.Mode, "mode", sessions.ModeEnforce, "mode of the main branch: enforce, or observe (scope denials run and are recorded; see scope suggest)")
 	return cmd
 }
 

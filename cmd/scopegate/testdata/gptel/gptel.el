@@ -12,9 +12,13 @@
 ;;            PATH is the key path ("paths.write[0]"), TYPE one of string,
 ;;            true, false, null, number, empty (an empty list), other.
 ;;   rewrite  rewrite each scope.yml as gptel's scope expansion writes it
-;;            back: every section a block mapping, every list item
-;;            `    - "%s"' of the value yaml.el read, an empty list
-;;            `    []'. GPTEL_ADD_WRITE, when set, is appended to
+;;            back: paths, org_roam_patterns and shell_commands a block
+;;            mapping, every list item `    - "%s"' of the value yaml.el
+;;            read, an empty list `    []'; any other top-level key as a
+;;            simple value: a string `key: "%s"', a number or symbol
+;;            `key: %s' (an empty list is the symbol nil), a list of
+;;            strings `key:' then `  - %s' per item, unquoted (how
+;;            network survives). GPTEL_ADD_WRITE, when set, is appended to
 ;;            paths.write first, as an expansion would.
 ;;   prompt   append to each system-prompts.org an entry as gptel logs a
 ;;            system prompt change, from GPTEL_PREVIOUS (left out when
@@ -84,15 +88,29 @@
         (setq parsed (plist-put parsed :paths paths))))
     (with-temp-file file
       (cl-loop for (key section) on parsed by #'cddr
-               do (progn
-                    (insert (format "%s:\n" (substring (symbol-name key) 1)))
-                    (cl-loop for (sub items) on section by #'cddr
-                             do (progn
-                                  (insert (format "  %s:\n" (substring (symbol-name sub) 1)))
-                                  (if items
-                                      (dolist (item items)
-                                        (insert (format "    - \"%s\"\n" item)))
-                                    (insert "    []\n")))))))))
+               do (let ((name (substring (symbol-name key) 1)))
+                    (if (memq key '(:paths :org_roam_patterns :shell_commands))
+                        (progn
+                          (insert (format "%s:\n" name))
+                          (cl-loop for (sub items) on section by #'cddr
+                                   do (progn
+                                        (insert (format "  %s:\n" (substring (symbol-name sub) 1)))
+                                        (if items
+                                            (dolist (item items)
+                                              (insert (format "    - \"%s\"\n" item)))
+                                          (insert "    []\n")))))
+                      (gptel-test-write-simple name section)))))))
+
+(defun gptel-test-write-simple (name value)
+  "Write the top-level key NAME with VALUE as gptel writes a simple value."
+  (cond
+   ((stringp value) (insert (format "%s: \"%s\"\n" name value)))
+   ((or (numberp value) (symbolp value)) (insert (format "%s: %s\n" name value)))
+   ((and (listp value) (stringp (car value)))
+    (insert (format "%s:\n" name))
+    (dolist (item value)
+      (insert (format "  - %s\n" item))))
+   (t (error "Unknown simple value type for key '%s': %S" name value))))
 
 (defun gptel-test-log-prompt (file previous new)
   "Append a system prompt change from PREVIOUS (nil: none) to NEW to FILE."

@@ -1,0 +1,238 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/scopegate/scopegate/audit"
+	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/profiles"
+	"github.com/scopegate/scopegate/sessions"
+)
+
+// observeState is what the gateway caches for observe mode: each branch's
+// mode, and each scope with the credential deny list added.
+type observeState struct {
+	mu     sync.Mutex
+	modes  map[string]cachedMode
+	scopes map[string]observeScope
+}
+
+// cachedMode is a branch's mode and the stamp of the mode file it was read
+// from.
+type cachedMode struct {
+	stamp   stamp
+	observe bool
+}
+
+// observeScope is a compiled scope and the one derived from it for
+// observe mode.
+type observeScope struct {
+	base, derived *policy.Scope
+}
+
+// Observing reports whether a branch is in observe mode. A missing mode
+// file is enforce; one that cannot be read or holds anything but a mode is
+// enforce too (fail closed), with a warning.
+func (g *Gateway) Observing(branchDir string) bool {
+	path := filepath.Join(branchDir, sessions.ModeFile)
+	st, err := g.fileStamp(path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			g.opts.Warn(fmt.Sprintf("read mode of %s: %v; the branch is enforced", branchDir, err))
+		}
+		return false
+	}
+	g.learn.mu.Lock()
+	c, ok := g.learn.modes[branchDir]
+	g.learn.mu.Unlock()
+	if ok && c.stamp == st {
+		return c.observe
+	}
+	mode, err := sessions.ReadMode(branchDir)
+	if err != nil {
+		g.opts.Warn(err.Error() + "; the branch is enforced")
+	}
+	g.learn.mu.Lock()
+	if g.learn.modes == nil {
+		g.learn.modes = map[string]cachedMode{}
+	}
+	g.learn.modes[branchDir] = cachedMode{stamp: st, observe: mode == sessions.ModeObserve}
+	g.learn.mu.Unlock()
+	return mode == sessions.ModeObserve
+}
+
+// observedScope is sc as observe mode decides with it: the credential deny
+// list of the built-in profiles added to paths.deny, so that a credential
+// store stays a hard denial (path_denied) whatever the scope file says.
+// Compiled once per compiled scope of a file.
+func (g *Gateway) observedScope(path string, sc *policy.Scope, env policy.Env) (*policy.Scope, error) {
+	g.learn.mu.Lock()
+	c, ok := g.learn.scopes[path]
+	g.learn.mu.Unlock()
+	if ok && c.base == sc {
+		return c.derived, nil
+	}
+	doc := sc.Document()
+	deny := slices.Clone(doc.Paths.Deny)
+	for _, p := range profiles.CredentialDeny() {
+		if !slices.Contains(deny, p) {
+			deny = append(deny, p)
+		}
+	}
+	doc.Paths.Deny = deny
+	derived, err := policy.Compile(doc, env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: observe mode: %w", path, err)
+	}
+	g.learn.mu.Lock()
+	if g.learn.scopes == nil {
+		g.learn.scopes = map[string]observeScope{}
+	}
+	g.learn.scopes[path] = observeScope{base: sc, derived: derived}
+	g.learn.mu.Unlock()
+	return derived, nil
+}
+
+// observe turns dec, a decision on a branch in observe mode, into what
+// observe mode makes of it: decided again with the observe scope, a
+// widenable denial becomes an allowed, observed decision; a hard denial
+// stays denied. ok is false when the observe scope could not be made (the
+// decision is then left as enforce made it).
+func (g *Gateway) observe(t Target, call policy.Call, dec *decision) {
+	osc, err := g.observedScope(g.scopePath(t), dec.scope, dec.env)
+	if err != nil {
+		g.opts.Warn(err.Error())
+		return
+	}
+	d := osc.Decide(call, dec.env)
+	if !policy.KnownTool(d.Tool) {
+		d.Tool = call.Tool
+	}
+	d.Execution = dec.d.Execution
+	if !d.Allowed {
+		g.selectHints(&d, t.BranchDir)
+	}
+	dec.scope, dec.observe = osc, true
+	dec.widen = d.Widenings()
+	dec.d = d.Observe()
+}
+
+// observed collects the run-time violations observe mode let through.
+type observed struct {
+	mu sync.Mutex
+	vs []policy.Violation
+}
+
+// filter returns nil for violations observe mode lets through (recording
+// them), and vs itself otherwise; a nil o observes nothing.
+func (o *observed) filter(vs []policy.Violation) []policy.Violation {
+	if o == nil || len(vs) == 0 {
+		return vs
+	}
+	if policy.ObservedViolations(vs) == nil {
+		return vs
+	}
+	o.mu.Lock()
+	o.vs = append(o.vs, vs...)
+	o.mu.Unlock()
+	return nil
+}
+
+func (o *observed) list() []policy.Violation {
+	if o == nil {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.vs)
+}
+
+// recordObserved marks e with the violations observe mode let through at
+// run time: an allowed entry becomes observed (with the first one's reason,
+// rule and resource), and their widenings join e's.
+func recordObserved(e *audit.Entry, vs []policy.Violation) {
+	if len(vs) == 0 {
+		return
+	}
+	if e.Decision == audit.DecisionAllowed {
+		e.Decision = audit.DecisionObserved
+		e.Reason, e.Rule, e.Resource = string(vs[0].Reason), vs[0].Rule, vs[0].Resource
+	}
+	for _, v := range vs {
+		for _, w := range v.Widen {
+			if !slices.Contains(e.Widen, w) {
+				e.Widen = append(e.Widen, w)
+			}
+		}
+	}
+}
+
+// SetMode sets a branch's mode (sessions.ModeEnforce or ModeObserve) and
+// records the change in its tools.org as a scope change (:MODE: scope),
+// naming who made it. Setting the mode a branch already has records
+// nothing. If the entry cannot be written the mode has already changed:
+// the error says so.
+func (g *Gateway) SetMode(ctx context.Context, branchDir, mode, who string) (changed bool, err error) {
+	old, err := sessions.WriteMode(branchDir, mode)
+	if err != nil {
+		return false, err
+	}
+	if old == mode {
+		return false, nil
+	}
+	raw, _ := json.Marshal(map[string]string{"from": old, "to": mode})
+	now := g.opts.Now()
+	e := audit.Entry{CallID: audit.NewCallID(now), Time: now, Tool: audit.ToolScopeMode,
+		Decision: audit.DecisionExpanded, Mode: audit.ModeScope, Resource: who,
+		Message: "mode set to " + mode + " by " + who, Args: raw, Summary: old + " → " + mode}
+	log := g.log(branchDir)
+	defer g.emit(audit.EventScopeChange, Target{BranchDir: branchDir, Via: ViaCLI}, e)
+	if err := log.Append(ctx, e); err != nil {
+		g.opts.Observer.AuditWriteError()
+		return true, fmt.Errorf("the mode was set to %s, but the change could not be recorded in tools.org: %w", mode, err)
+	}
+	return true, nil
+}
+
+// observedRoots adds to the scope's roots the directories of the paths an
+// observed call names outside them (its widenings), so that the private
+// view carries them in when they lie below /tmp, like the scope's own.
+// Observe mode's runner grants the whole filesystem anyway (exec.Options
+// Broad); these only shape the view.
+func observedRoots(read, write []string, widen []policy.Widening) ([]string, []string) {
+	read, write = slices.Clone(read), slices.Clone(write)
+	for _, w := range widen {
+		var to *[]string
+		switch w.Flag {
+		case "--read":
+			to = &read
+		case "--write":
+			to = &write
+		default:
+			continue
+		}
+		p := strings.TrimSuffix(w.Value, "/**")
+		if !filepath.IsAbs(p) || strings.ContainsAny(p, "*?[{}\\") {
+			continue
+		}
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			p = filepath.Dir(p)
+			if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+				continue
+			}
+		}
+		if !slices.Contains(*to, p) {
+			*to = append(*to, p)
+		}
+	}
+	return read, write
+}

@@ -1,0 +1,159 @@
+package policy
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// What commands print, where the engine expands a command substitution or
+// judges its output before the command runs: the output of echo, printf,
+// cat of one file, pwd and git rev-parse --show-toplevel/--git-dir is
+// known (pureOutput checks it like a literal), nproc prints a number, and
+// the name printers (git rev-parse, go list …) print names that are not
+// options, even through line filters (grep, sort …).
+
+// printsNumber reports whether a program prints only a number (nproc).
+func printsNumber(name string) bool { return name == "nproc" }
+
+// namePrinters are programs (and git subcommands) whose output, whatever
+// literal arguments they are given, is a number, an absolute path, a hash
+// or a ref name, none of which starts with "-": a substitution of one is
+// not data (see arg.data). Their options must be among the ones listed
+// (git rev-parse echoes an unknown one back).
+var namePrinters = map[string][]string{
+	"nproc": {"--all"}, "pwd": {"-P", "-L"},
+	"git rev-parse":    {"--short", "--verify", "--abbrev-ref", "--show-toplevel", "-q", "--quiet", "--symbolic-full-name"},
+	"git merge-base":   {"--fork-point", "--is-ancestor"},
+	"git describe":     {"--tags", "--always", "--abbrev", "--long", "--dirty", "--exact-match", "--first-parent"},
+	"git rev-list":     {"--count", "--max-count", "--all", "--first-parent", "--no-merges", "--merges"},
+	"git symbolic-ref": {"--short", "-q", "--quiet"},
+	"go list":          {"-e", "-m", "-deps", "-test"},
+}
+
+// lineFilters print lines of their input (names stay names).
+var lineFilters = map[string]bool{"grep": true, "sort": true, "uniq": true, "head": true, "tail": true, "cut": true}
+
+// printsNames reports whether a command prints only names or numbers: a
+// name printer, or a pipeline of one into line filters (first says cmd
+// starts the pipeline).
+func printsNames(cmd syntax.Command, first bool, st *shellState) bool {
+	switch cmd := cmd.(type) {
+	case *syntax.BinaryCmd:
+		return cmd.Op == syntax.Pipe && printsNames(cmd.X.Cmd, first, st) && printsNames(cmd.Y.Cmd, false, st)
+	case *syntax.CallExpr:
+		if len(cmd.Args) == 0 || len(cmd.Assigns) > 0 {
+			return false
+		}
+		var words []string
+		for _, w := range cmd.Args {
+			s, ok := plainLiteral(w)
+			if lit, isLit := w.Parts[0].(*syntax.Lit); !ok && len(w.Parts) == 1 && isLit && !strings.ContainsAny(lit.Value, "*?[]{}\\") {
+				s, ok = lit.Value, true // HEAD~1: a tilde inside a word is literal
+			}
+			if !ok {
+				return false
+			}
+			words = append(words, s)
+		}
+		if st.maybeFuncs[words[0]] {
+			return false // a function of that name prints anything
+		}
+		if !first {
+			return lineFilters[words[0]]
+		}
+		opts, ok := namePrinters[words[0]]
+		rest := words[1:]
+		if !ok && len(words) > 1 {
+			opts, ok = namePrinters[words[0]+" "+words[1]]
+			rest = words[2:]
+		}
+		if !ok {
+			return false
+		}
+		for _, w := range rest {
+			name, _, _ := strings.Cut(w, "=")
+			if strings.HasPrefix(w, "-") && !slices.Contains(opts, name) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// knownOutput is the output of a command that has no effect but its
+// output, when it is known before it runs (trailing newlines dropped, as
+// command substitution drops them): echo or printf of known words, cat of
+// one readable file, pwd, git rev-parse --show-toplevel or --git-dir.
+func (c *checker) knownOutput(fields []string, call *syntax.CallExpr, cfg *expand.Config, st *shellState) (string, bool) {
+	var out string
+	switch fields[0] {
+	case "echo":
+		args := fields[1:]
+		newline := true
+		for len(args) > 0 && (args[0] == "-n" || args[0] == "-e" || args[0] == "-E" || args[0] == "-ne" || args[0] == "-en") {
+			if strings.Contains(args[0], "n") {
+				newline = false
+			}
+			if strings.Contains(args[0], "e") && args[0] != "-n" && strings.Contains(strings.Join(args[1:], " "), "\\") {
+				return "", false // escapes: not followed here
+			}
+			args = args[1:]
+		}
+		out = strings.Join(args, " ")
+		if newline {
+			out += "\n"
+		}
+	case "printf":
+		if len(fields) < 2 || strings.HasPrefix(fields[1], "-") {
+			return "", false
+		}
+		s, _, err := expand.Format(cfg, fields[1], fields[2:])
+		if err != nil {
+			return "", false
+		}
+		out = s
+	case "cat":
+		if len(call.Args) != 2 {
+			return "", false
+		}
+		return c.pureFile(call.Args[1], st)
+	case "pwd":
+		// $(pwd) is the working directory (logical, as the shell tracks it).
+		if len(fields) > 1 || st.cwd == "" || st.maybeFuncs["pwd"] {
+			return "", false
+		}
+		return st.cwd, true
+	case "git":
+		// git rev-parse --git-dir / --show-toplevel: where the repository
+		// is, as git finds it from the working directory.
+		if len(fields) != 3 || fields[1] != "rev-parse" || st.cwd == "" || st.maybeFuncs["git"] {
+			return "", false
+		}
+		top := ""
+		for d := st.cwd; ; d = filepath.Dir(d) {
+			if fi, err := c.env.fs().Lstat(filepath.Join(d, ".git")); err == nil && fi.IsDir() {
+				top = d
+				break
+			}
+			if d == filepath.Dir(d) {
+				return "", false
+			}
+		}
+		switch fields[2] {
+		case "--show-toplevel":
+			return top, true
+		case "--git-dir", "--absolute-git-dir", "--git-common-dir":
+			return filepath.Join(top, ".git"), true
+		}
+		return "", false
+	default:
+		return "", false
+	}
+	// Command substitution drops trailing newlines.
+	return strings.TrimRight(out, "\n"), true
+}
