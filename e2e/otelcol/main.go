@@ -70,4 +70,3 @@ func run(grpcAddr, httpAddr, out string) error {
 	<-sig
 	return rcv.Shutdown(ctx)
 }
-
