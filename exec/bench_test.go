@@ -7,6 +7,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,12 +22,31 @@ func benchRun(b *testing.B, r *Runner, tool string, args any, cwd string) {
 	call := policy.Call{Tool: tool, Args: raw}
 	ctx := context.Background()
 	b.ReportAllocs()
+	before := cpuTime()
+	n := 0
 	for b.Loop() {
 		res, err := r.Run(ctx, call, cwd)
 		if err != nil || res.ExitCode != 0 {
 			b.Fatalf("err %v result %+v", err, res)
 		}
+		n++
 	}
+	// CPU time (user and system, this process and its children) per
+	// call: on a shared machine, steadier than the wall time.
+	b.ReportMetric(float64((cpuTime()-before).Nanoseconds())/float64(n), "cpu-ns/op")
+}
+
+// cpuTime is the user and system time of this process and its waited-for
+// children so far.
+func cpuTime() time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err == nil {
+			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+	return total
 }
 
 func BenchmarkShell(b *testing.B) {
@@ -42,11 +62,18 @@ func BenchmarkShell(b *testing.B) {
 		confine ConfineMode
 		ns      NamespaceMode
 		cmd     string
+		// net is the scope's network: programs under Landlock alone need
+		// the host's to run at all.
+		net NetworkPolicy
 	}{
-		{"builtin_true", ConfineOff, NamespacesOff, "true"},
-		{"program_true/unconfined", ConfineOff, NamespacesOff, "/bin/true"},
-		{"program_true/landlock", ConfineRequired, NamespacesOff, "/bin/true"},
-		{"program_true/namespaces+landlock", ConfineRequired, NamespacesAuto, "/bin/true"},
+		{"builtin_true", ConfineOff, NamespacesOff, "true", hostNetwork},
+		{"program_true/unconfined", ConfineOff, NamespacesOff, "/bin/true", hostNetwork},
+		{"program_true/landlock", ConfineRequired, NamespacesOff, "/bin/true", hostNetwork},
+		// The network's cost: the host's (no network namespace), none
+		// (one with loopback alone) and a list (its listeners served).
+		{"program_true/namespaces+landlock/network_any", ConfineRequired, NamespacesAuto, "/bin/true", hostNetwork},
+		{"program_true/namespaces+landlock/network_none", ConfineRequired, NamespacesAuto, "/bin/true", netScope{mode: "none"}},
+		{"program_true/namespaces+landlock/network_list", ConfineRequired, NamespacesAuto, "/bin/true", netScope{mode: "list", hosts: []string{"example.com:443"}}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			if bc.confine == ConfineRequired {
@@ -56,7 +83,7 @@ func BenchmarkShell(b *testing.B) {
 				requireNamespaces(b)
 			}
 			r := newRunner(b, Options{ReadRoots: []string{dir}, WriteRoots: []string{dir}, Confine: bc.confine,
-				Namespaces: bc.ns, Deny: deny, Host: host})
+				Namespaces: bc.ns, Deny: deny, Host: host, Network: bc.net})
 			if bc.ns == NamespacesAuto && r.Confinement() != ConfinementNamespaces {
 				b.Fatalf("confinement %q", r.Confinement())
 			}

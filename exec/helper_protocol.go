@@ -50,6 +50,9 @@ import (
 //	livenessFD  gateway → helper  read end of a pipe; the gateway holds the
 //	                              write end until the program has ended
 //	viewFD      helper → gateway  write end of a pipe
+//	netFD       helper → gateway  one end of a unix stream socket pair, for
+//	                              a view whose network is "proxy" only
+//	                              (closed otherwise)
 //
 // # Messages
 //
@@ -57,6 +60,17 @@ import (
 // program's process group (a timeout, a cancelled call); the gateway
 // never signals the helper itself. A hang-up means the gateway is gone:
 // the helper ends, and the kernel kills everything in its namespaces.
+//
+// On netFD, for a view whose network is "proxy" ([view.Network]), the
+// helper sends listenersByte once, with the listening sockets it made in
+// the program's new network namespace as SCM_RIGHTS, in this order: the
+// HTTP proxy (TCP 127.0.0.1:3128), SOCKS5 (TCP 127.0.0.1:1080), the DNS
+// stub over UDP and over TCP (127.0.0.1:53), then one TCP listener at
+// 127.0.0.1 for each port of [view.Forward], which the gateway connects
+// to the same port of the host's loopback. It sends them before
+// viewBuiltByte: the gateway serves them (netproxy) before the program
+// runs, and a program that connects at once waits in their backlog. A
+// helper that cannot make them exits helperExitCode without sending them.
 //
 // On viewFD the helper writes, in this order:
 //
@@ -124,6 +138,10 @@ const (
 	// helper only exits after it, and the kernel's teardown of the
 	// namespaces (about 2 ms) runs while the gateway goes on.
 	viewFD
+	// netFD is the helper's end of a unix socket pair on which it passes
+	// the listeners of the program's network namespace (listenersByte);
+	// closed in the helper unless the view's network is "proxy".
+	netFD
 	// A new party's descriptor goes here.
 
 	// firstUnknownFD is the first descriptor that is not the protocol's:
@@ -133,10 +151,12 @@ const (
 
 // viewExtraFiles places the helper's ends of the private view's
 // descriptors at their numbers: cmd.ExtraFiles[i] becomes descriptor 3+i.
-func viewExtraFiles(liveness, status *os.File) []*os.File {
+// A nil file is closed in the helper.
+func viewExtraFiles(liveness, status, network *os.File) []*os.File {
 	files := make([]*os.File, firstUnknownFD-3)
 	files[livenessFD-3] = liveness
 	files[viewFD-3] = status
+	files[netFD-3] = network
 	return files
 }
 
@@ -154,6 +174,9 @@ const (
 	// statusByte, written by the helper on viewFD, precedes the one byte
 	// of the program's status.
 	statusByte = 'x'
+	// listenersByte, sent by the helper on netFD, carries the listeners
+	// of the program's network namespace.
+	listenersByte = 'n'
 )
 
 // privateTmp is where the private view mounts its fresh tmpfs: the
@@ -197,6 +220,14 @@ type view struct {
 	// over themselves first so that they stay writable.
 	ReadOnly []string `json:"read_only,omitempty"`
 	Writable []string `json:"writable,omitempty"`
+	// Network is the program's network: "" the host's (network: any, no
+	// network namespace), viewNetNone a namespace with loopback alone,
+	// viewNetProxy one whose way out are the listeners passed on netFD.
+	Network string `json:"network,omitempty"`
+	// Forward are the host's loopback ports the scope names: for a proxy
+	// view the helper also listens on each at 127.0.0.1 and passes the
+	// listeners after the first four, in this order.
+	Forward []int `json:"forward,omitempty"`
 	// complete are the roots below which every path a deny glob matches
 	// is masked, and every regular file with more than one hard link;
 	// linksToo says that a program following links out of
@@ -243,6 +274,19 @@ func parseHelperArgs(args []string) (rules, string, []string, error) {
 	lists := [][]string{rl.RW, rl.RWFiles, rl.RO}
 	if rl.View != nil {
 		lists = append(lists, rl.View.Carry, rl.View.Masks)
+		switch rl.View.Network {
+		case "", viewNetNone, viewNetProxy:
+		default:
+			return rules{}, "", nil, fmt.Errorf("decode rules: network %q", rl.View.Network)
+		}
+		if len(rl.View.Forward) > maxForwards {
+			return rules{}, "", nil, fmt.Errorf("decode rules: %d forwarded ports", len(rl.View.Forward))
+		}
+		for _, p := range rl.View.Forward {
+			if p <= 0 || p > 65535 {
+				return rules{}, "", nil, fmt.Errorf("decode rules: forwarded port %d", p)
+			}
+		}
 	}
 	for _, list := range lists {
 		for _, p := range list {

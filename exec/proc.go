@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scopegate/scopegate/exec/netproxy"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 )
@@ -34,6 +36,20 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		fmt.Fprintf(hc.Stderr, "scopegate: %v\n", err)
 		return interp.ExitStatus(127)
 	}
+	// The confinement, the network included, is known before the
+	// program's environment is made.
+	if err := sh.prepare(); err != nil {
+		return fmt.Errorf("confine %s: %w", args[0], err)
+	}
+	if sh.net.err != nil {
+		fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], sh.net.err)
+		return interp.ExitStatus(126)
+	}
+	sh.net.warnOnce.Do(func() {
+		if sh.net.warn != "" {
+			fmt.Fprintln(hc.Stderr, sh.net.warn)
+		}
+	})
 	cmd := &osexec.Cmd{
 		Path:        path,
 		Args:        args,
@@ -48,9 +64,6 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		WaitDelay: sh.r.opts.KillGrace,
 	}
 	if sh.r.abi > 0 {
-		if err := sh.prepare(); err != nil {
-			return fmt.Errorf("confine %s: %w", args[0], err)
-		}
 		rl, err := sh.toolchainRules(path)
 		if err != nil {
 			fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], err)
@@ -68,7 +81,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 	// the helper of a private view, which is not the program (supervise).
 	interrupt := func(pid int) { _ = syscall.Kill(-pid, syscall.SIGINT) }
 	if sh.rules.View != nil {
-		if vc, err = startView(cmd); err != nil {
+		if vc, err = startView(cmd, sh.rules.View.Network); err != nil {
 			return err
 		}
 		defer vc.close()
@@ -113,6 +126,16 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		}
 	}()
 	built, code := false, -1
+	if vc != nil && vc.netSock != nil {
+		// A helper that fails before it sends them says why on its
+		// status pipe: nothing to add here.
+		if files, err := vc.listeners(nsListenerCount + len(sh.rules.View.Forward)); err == nil {
+			if err := sh.net.serve(files); err != nil {
+				fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], err)
+				interrupt(pid)
+			}
+		}
+	}
 	if vc != nil {
 		built, code = vc.wait()
 	}
@@ -199,6 +222,18 @@ func (sh *shell) programEnv(env expand.Environ) []string {
 		return true
 	})
 	out = append(out, "TMPDIR="+sh.tmp)
+	if sh.net.mode != netproxy.ModeHost {
+		// The way out is scopegate's, or there is none: no proxy of
+		// the caller's.
+		for i, kv := range out {
+			if name, _, _ := strings.Cut(kv, "="); isProxyVar(name) {
+				out[i] = ""
+			}
+		}
+	}
+	if sh.net.mode == netproxy.ModeProxy {
+		out = append(out, proxyEnv()...)
+	}
 	// Programs that start programs (env, xargs, make) look them up where
 	// the decision did: the trusted PATH.
 	out = append(out, "PATH="+strings.Join(sh.r.opts.Checker.TrustedPath(), ":"))

@@ -148,6 +148,12 @@ type Options struct {
 	// system. ReadRoots and WriteRoots stay the scope's own: what the view
 	// carries into its private /tmp, and what it leaves unmasked.
 	Broad bool
+	// Network is the scope's network section (policy.Network): where the
+	// programs of shell calls may connect. Nil is `network: none`.
+	Network NetworkPolicy
+	// Resolver looks up, on the host side, the names programs connect to
+	// through the proxies; default the host's resolver.
+	Resolver netproxy.Resolver
 	// Home is the home directory. With a scope that reads the whole system,
 	// the private view masks what the deny patterns match in it, two
 	// levels deep (credential stores), leaving the write roots alone.

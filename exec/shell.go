@@ -54,12 +54,21 @@ type shell struct {
 	prepared sync.Once
 	conf     string
 	prepErr  error
+	// net is the network of the call's programs, planned with their
+	// confinement; its proxy serves until netCtx ends, with the call.
+	net    callNet
+	netCtx context.Context
 }
 
 // prepare makes the confinement of the call's programs ready, once: the
 // Landlock rules and, where the host allows, the private view.
 func (sh *shell) prepare() error {
 	sh.prepared.Do(func() {
+		defer func() {
+			if sh.prepErr == nil {
+				sh.planNetwork()
+			}
+		}()
 		r := sh.r
 		sh.conf = r.Confinement()
 		if r.abi == 0 {
@@ -108,8 +117,13 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 		return res, fmt.Errorf("make private temp dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	sh := &shell{r: r, tmp: tmp}
+	netCtx, endNet := context.WithCancel(ctx)
+	sh := &shell{r: r, tmp: tmp, netCtx: netCtx}
 	defer func() { res.Confinement = sh.confinement() }()
+	defer func() {
+		endNet()
+		res.Network, res.NetworkMode = sh.network()
+	}()
 	r.makeHomeWriteRoots()
 
 	runCtx := ctx

@@ -53,12 +53,21 @@ func (sh *shell) masked(dir string, follow bool) bool {
 // CLONE_NEWUSER is set, because its parent-written mappings need the
 // parent to run between the clone and the exec. With no mappings asked
 // for, nothing does: the helper maps itself (mapSelf).
-func namespaceAttr() *syscall.SysProcAttr {
+//
+// With netns the helper gets a network namespace of its own too, and the
+// capabilities to bring its loopback up and listen on port 53 in it.
+func namespaceAttr(netns bool) *syscall.SysProcAttr {
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+		syscall.CLONE_VM | syscall.CLONE_VFORK)
+	caps := ambientCaps()
+	if netns {
+		flags |= syscall.CLONE_NEWNET
+		caps = append(caps, unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE)
+	}
 	return &syscall.SysProcAttr{
-		Setpgid: true,
-		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-			syscall.CLONE_VM | syscall.CLONE_VFORK,
-		AmbientCaps: ambientCaps(),
+		Setpgid:     true,
+		Cloneflags:  flags,
+		AmbientCaps: caps,
 		// No Pdeathsig here: the child's parent lies outside its PID
 		// namespace, so the fork code would take it for dead. The helper
 		// arms it itself and checks the liveness pipe.
@@ -196,7 +205,7 @@ func probeNamespaces(helper string) error {
 	cmd := osexec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = "/"
 	cmd.Env = []string{}
-	cmd.SysProcAttr = namespaceAttr()
+	cmd.SysProcAttr = namespaceAttr(false)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -224,11 +233,15 @@ type viewConn struct {
 	// status is the read end of the helper's viewFD; said is its write
 	// end, closed here once the helper has it.
 	status, said *os.File
+	// netSock and netPeer are the gateway's and the helper's ends of the
+	// socket pair of netFD, for a view whose network is "proxy".
+	netSock, netPeer *os.File
 }
 
 // startView makes the pipes of a private view and sets cmd to start the
 // helper with them in its namespaces. The caller closes the result.
-func startView(cmd *osexec.Cmd) (*viewConn, error) {
+// network is the view's network ([view.Network]).
+func startView(cmd *osexec.Cmd, network string) (*viewConn, error) {
 	var vc viewConn
 	var err error
 	if vc.alive, vc.held, err = os.Pipe(); err != nil {
@@ -238,9 +251,36 @@ func startView(cmd *osexec.Cmd) (*viewConn, error) {
 		vc.close()
 		return nil, fmt.Errorf("make view pipe: %w", err)
 	}
-	cmd.ExtraFiles = viewExtraFiles(vc.alive, vc.said)
-	cmd.SysProcAttr = namespaceAttr()
+	if network == viewNetProxy {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			vc.close()
+			return nil, fmt.Errorf("make listener socket pair: %w", err)
+		}
+		vc.netSock, vc.netPeer = os.NewFile(uintptr(fds[0]), "net"), os.NewFile(uintptr(fds[1]), "net-helper")
+	}
+	cmd.ExtraFiles = viewExtraFiles(vc.alive, vc.said, vc.netPeer)
+	cmd.SysProcAttr = namespaceAttr(network != "")
 	return &vc, nil
+}
+
+// listeners receives, once the helper has started, the listeners it made
+// in the program's network namespace (helper_protocol.go: netFD). A helper
+// that fails first sends none: an error, and the view's status says why.
+// want is how many.
+func (vc *viewConn) listeners(want int) ([]*os.File, error) {
+	vc.netPeer.Close() // so that the read sees the helper's end alone
+	b, files, err := recvFDs(vc.netSock, want)
+	if err != nil {
+		return nil, err
+	}
+	if b != listenersByte || len(files) != want {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, fmt.Errorf("receive listeners: message %q with %d descriptors", b, len(files))
+	}
+	return files, nil
 }
 
 // interrupt asks the helper to send SIGINT to the program's group. It
@@ -258,7 +298,7 @@ func (vc *viewConn) wait() (built bool, code int) {
 
 // close releases the pipes.
 func (vc *viewConn) close() {
-	for _, f := range []*os.File{vc.said, vc.status, vc.alive, vc.held} {
+	for _, f := range []*os.File{vc.said, vc.status, vc.alive, vc.held, vc.netSock, vc.netPeer} {
 		if f != nil {
 			f.Close()
 		}

@@ -162,6 +162,11 @@ func runInView(rl rules, program string, argv []string) int {
 	if err := buildView(*rl.View); err != nil {
 		return fail("private view: %v", err)
 	}
+	if rl.View.Network != "" {
+		if err := joinNetwork(rl.View.Network, rl.View.Forward); err != nil {
+			return fail("network: %v", err)
+		}
+	}
 	// The working directory may lie below a mount made since: enter it
 	// again by name so relative paths meet the masks.
 	if err := os.Chdir(cwd); err != nil {
@@ -184,6 +189,7 @@ func runInView(rl rules, program string, argv []string) int {
 	// The program must not inherit the helper's pipes.
 	unix.CloseOnExec(livenessFD)
 	unix.CloseOnExec(viewFD)
+	unix.CloseOnExec(netFD)
 	code := supervise(program, argv)
 	_, _ = unix.Write(viewFD, []byte{statusByte, byte(code)})
 	return code

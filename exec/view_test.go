@@ -316,7 +316,7 @@ func TestShellLandlockFallback(t *testing.T) {
 	requireLandlock(t)
 	proj := viewFixture(t)
 	r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj},
-		Deny: []string{"**/.env", "**/node_modules/**"}, Namespaces: NamespacesOff})
+		Deny: []string{"**/.env", "**/node_modules/**"}, Namespaces: NamespacesOff, Network: hostNetwork})
 	res, err := run(t, r, policy.ToolShell, shellArgs("cat sub/ok.txt; cat /etc/passwd >/dev/null && echo passwd-ok; cat /etc/shadow; cat /proc/1/environ; cat /proc/self/status >/dev/null && echo self-ok"), proj)
 	if err != nil {
 		t.Fatal(err)
@@ -416,7 +416,7 @@ func TestDenyWalk(t *testing.T) {
 func TestShellDenyWalkTooBigFallsBack(t *testing.T) {
 	requireNamespaces(t)
 	proj := viewFixture(t)
-	r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Deny: []string{"**/.env"}})
+	r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Deny: []string{"**/.env"}, Network: hostNetwork})
 	r.walkMax = 3
 	res, err := run(t, r, policy.ToolShell, shellArgs("cat sub/ok.txt; touch ran; cat /proc/1/environ"), proj)
 	if err != nil {
@@ -565,7 +565,7 @@ func TestShellReportsMaskedTrees(t *testing.T) {
 		{"view, below a root", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}}, filepath.Join(proj, "sub"), false, true, ConfinementNamespaces},
 		{"view, following links", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}}, proj, true, true, ConfinementNamespaces},
 		{"view, outside the roots", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}}, other, false, false, ConfinementNamespaces},
-		{"landlock alone", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Namespaces: NamespacesOff}, proj, false, false, ConfinementLandlock},
+		{"landlock alone", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Namespaces: NamespacesOff, Network: hostNetwork}, proj, false, false, ConfinementLandlock},
 		{"scope reading the system", Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}}, proj, false, false, ConfinementNamespaces},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -823,7 +823,7 @@ func TestShellInheritedDescriptorsClosed(t *testing.T) {
 		cmd = "cat <&" + strconv.Itoa(fd) + " 2>/dev/null; " + cmd
 	}
 	for _, ns := range []NamespaceMode{NamespacesAuto, NamespacesOff} {
-		r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Namespaces: ns})
+		r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Namespaces: ns, Network: hostNetwork})
 		if ns == NamespacesAuto {
 			requireNamespaces(t)
 		}
@@ -869,7 +869,7 @@ func TestShellSignalsScopedToCall(t *testing.T) {
 		if tt.ns == NamespacesAuto {
 			requireNamespaces(t)
 		}
-		r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Namespaces: tt.ns})
+		r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Namespaces: tt.ns, Network: hostNetwork})
 		res, err := run(t, r, policy.ToolShell, shellArgs(tt.cmd), proj)
 		if err != nil {
 			t.Fatal(err)

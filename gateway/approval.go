@@ -154,6 +154,11 @@ func expansionOf(ws []policy.Widening) (sessions.Expansion, error) {
 			list = &x.RoamTags
 		case "--roam-node-id":
 			list = &x.RoamNodeIDs
+		case "--allow-host":
+			if err := policy.ValidateHostEntry(w.Value); err != nil {
+				return x, fmt.Errorf("widening %s %q cannot be applied: %v", w.Flag, w.Value, err)
+			}
+			list = &x.AllowHosts
 		default:
 			return x, fmt.Errorf("widening %s %q cannot be applied", w.Flag, w.Value)
 		}
@@ -177,6 +182,13 @@ func widenDocument(doc policy.Document, x sessions.Expansion) policy.Document {
 	doc.OrgRoam.Subdirectory = add(doc.OrgRoam.Subdirectory, x.RoamSubdirectories)
 	doc.OrgRoam.Tags = add(doc.OrgRoam.Tags, x.RoamTags)
 	doc.OrgRoam.NodeIDs = add(doc.OrgRoam.NodeIDs, x.RoamNodeIDs)
+	if len(x.AllowHosts) > 0 && doc.Network.Mode != policy.NetworkAny {
+		hosts := doc.Network.Hosts
+		if doc.Network.Mode != policy.NetworkList {
+			hosts = nil
+		}
+		doc.Network = policy.NetworkRules{Mode: policy.NetworkList, Hosts: add(hosts, x.AllowHosts)}
+	}
 	return doc
 }
 

@@ -591,13 +591,17 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 		helper, _ = os.Executable()
 	}
 	var seen *observed
+	network := dec.scope.Network()
 	if dec.observe {
 		seen = new(observed)
 		read, write = observedRoots(read, write, dec.widen)
+		// Observe mode runs with the bounds of the user's own account: the
+		// host's network (its connections are not recorded).
+		network = policy.AnyNetwork()
 	}
 	runner, err := exec.New(exec.Options{
 		Checker: checker{scope: dec.scope, env: dec.env, observe: seen}, ReadRoots: read, WriteRoots: write, Broad: dec.observe,
-		Protected: dec.env.Protected, Deny: dec.scope.DenyPatterns(), Host: &g.host, Home: g.opts.Home,
+		Protected: dec.env.Protected, Deny: dec.scope.DenyPatterns(), Network: network, Host: &g.host, Home: g.opts.Home,
 		Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
 		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: ro.stderr, Progress: g.opts.Progress,
 	})

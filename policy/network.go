@@ -152,6 +152,10 @@ type hostEntry struct {
 	port int // 0: ports 80 and 443
 }
 
+// AnyNetwork is the network section `any`: every host, as observe mode
+// runs calls (CONTRACT §8).
+func AnyNetwork() Network { return Network{mode: NetworkAny} }
+
 // Network returns the compiled network section.
 func (s *Scope) Network() Network { return s.net }
 

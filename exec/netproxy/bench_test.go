@@ -1,0 +1,163 @@
+package netproxy
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// echoServer answers every byte it gets with the same byte.
+func echoServer(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// sinkServer sends size bytes to every connection and closes it.
+func sinkServer(b *testing.B, size int64) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	buf := make([]byte, 256<<10)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				for left := size; left > 0; {
+					n := min(left, int64(len(buf)))
+					if _, err := c.Write(buf[:n]); err != nil {
+						return
+					}
+					left -= n
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// connectVia opens a connection to target: directly, or through the HTTP
+// proxy's CONNECT or SOCKS5.
+func connectVia(via, proxy, target string) (net.Conn, error) {
+	if via == "direct" {
+		return net.Dial("tcp", target)
+	}
+	c, err := net.Dial("tcp", proxy)
+	if err != nil {
+		return nil, err
+	}
+	host, ps, _ := net.SplitHostPort(target)
+	port, _ := strconv.Atoi(ps)
+	switch via {
+	case "http":
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", target)
+		// Byte by byte: what follows the answer is the server's.
+		var got []byte
+		one := make([]byte, 1)
+		for !bytes.HasSuffix(got, []byte("\r\n\r\n")) {
+			if _, err := c.Read(one); err != nil {
+				c.Close()
+				return nil, err
+			}
+			got = append(got, one[0])
+		}
+	case "socks":
+		ip := net.ParseIP(host).To4()
+		req := []byte{5, 1, 0, 5, 1, 0, 1, ip[0], ip[1], ip[2], ip[3], byte(port >> 8), byte(port)}
+		if _, err := c.Write(req); err != nil {
+			return nil, err
+		}
+		var resp [12]byte
+		if _, err := io.ReadFull(c, resp[:]); err != nil || resp[3] != 0 {
+			c.Close()
+			return nil, fmt.Errorf("socks: % x %v", resp, err)
+		}
+	}
+	return c, nil
+}
+
+// BenchmarkConnect measures connection set-up: connect, one byte there
+// and back, close; directly and through each proxy. p50-ns is the median.
+func BenchmarkConnect(b *testing.B) {
+	target := echoServer(b)
+	pol := testPolicy{hosts: map[string]bool{"127.0.0.1:" + strconv.Itoa(portOf(b, target)): true}}
+	_, addrs := startProxy(b, pol, fakeResolver{})
+	for _, via := range []string{"direct", "http", "socks"} {
+		proxy := addrs.http
+		if via == "socks" {
+			proxy = addrs.socks
+		}
+		b.Run(via, func(b *testing.B) {
+			b.ReportAllocs()
+			var took []time.Duration
+			one := []byte{'x'}
+			for b.Loop() {
+				start := time.Now()
+				c, err := connectVia(via, proxy, target)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := c.Write(one); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(c, one); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(start))
+				c.Close()
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
+		})
+	}
+}
+
+// BenchmarkDownload measures a 100 MB download from a loopback server,
+// directly and through the HTTP proxy's tunnel.
+func BenchmarkDownload(b *testing.B) {
+	const size = 100 << 20
+	target := sinkServer(b, size)
+	pol := testPolicy{hosts: map[string]bool{"127.0.0.1:" + strconv.Itoa(portOf(b, target)): true}}
+	_, addrs := startProxy(b, pol, fakeResolver{})
+	buf := make([]byte, 256<<10)
+	for _, via := range []string{"direct", "http"} {
+		b.Run(via, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(size)
+			for b.Loop() {
+				c, err := connectVia(via, addrs.http, target)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, err := io.CopyBuffer(io.Discard, c, buf)
+				c.Close()
+				if err != nil || n != size {
+					b.Fatalf("read %d bytes: %v", n, err)
+				}
+			}
+		})
+	}
+}
