@@ -18,7 +18,7 @@ func registerNetwork(add adder) {
 		wr("-c --cookie-jar"), wr("-D --dump-header"), wr("--trace --trace-ascii --stderr --libcurl --etag-save"), val("-b --cookie"),
 		rd("-E --cert"), rd("--key"), rd("--cacert"), rd("--netrc-file"), val("-u --user"), val("-H --header"), val("-X --request"),
 		val("-A --user-agent"), val("-e --referer"), val("--url"), val("-m --max-time"), val("--connect-timeout"), val("-w --write-out"),
-		val("-x --proxy"), val("-r --range"), val("--retry"), val("-z --time-cond"), val("--resolve"), val("--connect-to"))}, "curl")
+		val("-x --proxy"), val("--noproxy"), val("-r --range"), val("--retry"), val("-z --time-cond"), val("--resolve"), val("--connect-to"))}, "curl")
 	add(&spec{operands: opNone, opts: opts(wr("-O --output-document"), wr("-o --output-file"), wr("-a --append-output"),
 		chdir("-P --directory-prefix"), rd("-i --input-file"), rd("--post-file"), conf("-e --execute", "runs wgetrc commands"),
 		exe("--use-askpass", whyExec), conf("--config", "loads wgetrc commands (output_document…)"), val("-t --tries"), val("-T --timeout"), val("-U --user-agent"),

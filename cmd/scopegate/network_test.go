@@ -64,9 +64,22 @@ func (w *workspace) shellResult(command string) map[string]any {
 // scopegate, and nothing else.
 func TestCallNetwork(t *testing.T) {
 	requireProgram(t, "curl")
-	port := serveHostLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "served %s", r.URL.Path) }))
 	other := serveHostLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "LEAKED") }))
-	ps, os_ := strconv.Itoa(port), strconv.Itoa(other)
+	os_ := strconv.Itoa(other)
+	// A literal URL outside the scope is refused before run time, so the
+	// denied host is reached through a redirect of the allowed one: only
+	// the run time knows it.
+	port := serveHostLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/to-localhost":
+			http.Redirect(w, r, "http://localhost:"+os_+"/", http.StatusFound)
+		case "/to-address":
+			http.Redirect(w, r, "http://127.0.0.1:"+os_+"/", http.StatusFound)
+		default:
+			fmt.Fprintf(w, "served %s", r.URL.Path)
+		}
+	}))
+	ps := strconv.Itoa(port)
 	w := newWorkspace(t, "curl")
 	w.allowHosts("localhost:" + ps)
 	for _, tt := range []struct {
@@ -74,8 +87,8 @@ func TestCallNetwork(t *testing.T) {
 		code                float64
 	}{
 		{"allowed", "curl -sS --max-time 20 http://localhost:" + ps + "/ok", "served /ok", 0},
-		{"denied port", "curl -sS --max-time 20 --fail-with-body http://localhost:" + os_ + "/", "scope expand --allow-host localhost:" + os_, 22},
-		{"no proxy", "curl -sS --max-time 20 --noproxy '*' http://127.0.0.1:" + os_ + "/", "Failed to connect", 7},
+		{"denied port", "curl -sSL --max-time 20 --fail-with-body http://localhost:" + ps + "/to-localhost", "scope expand --allow-host localhost:" + os_, 22},
+		{"no proxy", "curl -sSL --max-time 20 --noproxy '*' http://localhost:" + ps + "/to-address", "Failed to connect", 7},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := *w
