@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,27 @@ type Config struct {
 	// whose scope_profile names its profile. A relative path is relative
 	// to the config dir; ~/ is the home directory.
 	GptelPresetsDir string `yaml:"gptel_presets_dir" json:"gptel_presets_dir,omitempty"`
+	// Telemetry says where audit events are exported over OTLP; the
+	// standard OTEL_EXPORTER_OTLP_* variables apply where it is silent.
+	Telemetry Telemetry `yaml:"telemetry" json:"telemetry"`
+}
+
+// The OTLP protocols of Telemetry.Protocol.
+const (
+	ProtocolHTTP = "http/protobuf"
+	ProtocolGRPC = "grpc"
+)
+
+// Telemetry configures the OTLP export of audit events. Export is off
+// unless an endpoint is set here or in OTEL_EXPORTER_OTLP_(LOGS_)ENDPOINT.
+type Telemetry struct {
+	// Endpoint is the collector's URL: http://host:4318 (http/protobuf,
+	// path /v1/logs unless given) or http://host:4317 (grpc).
+	Endpoint string `yaml:"endpoint" json:"endpoint,omitempty"`
+	// Protocol is http/protobuf (default) or grpc.
+	Protocol string `yaml:"protocol" json:"protocol,omitempty"`
+	// Headers are sent with every export (an API key).
+	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
 }
 
 // Hooks configure `scopegate hook` and the hook routes of serve.
@@ -166,7 +188,46 @@ func Parse(data []byte, c *Config) error {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: more than one YAML document", ErrInvalid)
 	}
+	if err := c.Telemetry.validate(); err != nil {
+		return fmt.Errorf("%w: line %d: telemetry.%v", ErrInvalid, keyLine(data, "telemetry"), err)
+	}
 	return c.Validate()
+}
+
+// keyLine is the line of a top-level key of data (1 when not found).
+func keyLine(data []byte, key string) int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return 1
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i].Line
+		}
+	}
+	return 1
+}
+
+// validate reports an unusable telemetry setting, named after the section.
+func (t Telemetry) validate() error {
+	if t.Endpoint != "" {
+		u, err := url.Parse(t.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("endpoint %q: want a URL such as http://127.0.0.1:4318", t.Endpoint)
+		}
+	}
+	switch t.Protocol {
+	case "", ProtocolHTTP, ProtocolGRPC:
+	default:
+		return fmt.Errorf("protocol %q: want %s or %s", t.Protocol, ProtocolHTTP, ProtocolGRPC)
+	}
+	for k := range t.Headers {
+		if k == "" || strings.ContainsAny(k, " \t\r\n:") {
+			return fmt.Errorf("headers: %q is not a header name", k)
+		}
+	}
+	return nil
 }
 
 // Validate reports the first unusable setting.
@@ -187,6 +248,9 @@ func (c Config) Validate() error {
 	case "", "allow", "ask", "deny":
 	default:
 		return fmt.Errorf("%w: hooks.other_tools %q: want allow, ask or deny", ErrInvalid, c.Hooks.OtherTools)
+	}
+	if err := c.Telemetry.validate(); err != nil {
+		return fmt.Errorf("%w: telemetry.%v", ErrInvalid, err)
 	}
 	switch c.Approvals {
 	case "", "ask", "deny":

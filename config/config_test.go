@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -51,7 +53,7 @@ func TestLoad(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Load = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -84,6 +86,37 @@ func TestGptelPresetsDirResolved(t *testing.T) {
 		}
 		if err != nil || c.GptelPresetsDir != want {
 			t.Errorf("%s: %q, %v; want %q", in, c.GptelPresetsDir, err, want)
+		}
+	}
+}
+
+// The telemetry section is strict: unknown keys and bad values are errors
+// naming the file and line.
+func TestTelemetrySection(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, FileName), []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("retention:\n  audit_days: 3\ntelemetry:\n  endpoint: http://127.0.0.1:4317\n  protocol: grpc\n  headers: {x-api-key: k}\n")
+	c, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Telemetry.Endpoint != "http://127.0.0.1:4317" || c.Telemetry.Protocol != ProtocolGRPC || c.Telemetry.Headers["x-api-key"] != "k" {
+		t.Errorf("telemetry = %+v", c.Telemetry)
+	}
+	for _, tc := range []struct{ yml, want string }{
+		{"retention:\n  audit_days: 3\ntelemetry:\n  protocol: thrift\n", "line 3: telemetry.protocol \"thrift\""},
+		{"telemetry:\n  endpoint: 127.0.0.1:4318\n", "line 1: telemetry.endpoint"},
+		{"telemetry:\n  endpiont: http://x:1\n", "line 2"},
+	} {
+		write(tc.yml)
+		_, err := Load(dir)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), FileName) {
+			t.Errorf("%q: err = %v, want it to name %s and %q", tc.yml, err, FileName, tc.want)
 		}
 	}
 }

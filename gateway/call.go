@@ -117,20 +117,14 @@ func (g *Gateway) scopePath(t Target) string {
 	return filepath.Join(t.BranchDir, sessions.ScopeFile)
 }
 
-// decide is the one decision path of every entry point; ex says who will
-// run the call. The decision is counted.
-func (g *Gateway) decide(t Target, call policy.Call, ex policy.Execution) decision {
-	out := g.decideWith(t, call, ex, nil, nil)
-	g.countDecision(t, call, out)
-	return out
-}
-
 // countDecision counts a decision (once per call, whatever was asked on the way).
 func (g *Gateway) countDecision(t Target, call policy.Call, dec decision) {
 	g.opts.Observer.ObserveDecision(call.Tool, dec.d.Allowed, string(dec.d.Reason), t.via())
 }
 
-// decideWith decides call without counting it. With grant, the call is
+// decideWith is the one decision path of every entry point; ex says who
+// will run the call. It decides without counting: each entry point counts
+// the decision it acts on once (countDecision). With grant, the call is
 // decided against the branch's scope widened by grant (a one-time grant),
 // never written to scope.yml. fn makes the scope's decision (nil: the
 // scope decides the call).
@@ -270,6 +264,7 @@ func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, channel
 	// process) before the answer, but not forced to the disk; call entries,
 	// which record effects, are.
 	log.NoSync = true
+	defer g.emit(audit.EventDecision, t, e)
 	if err := log.Append(ctx, e); err != nil {
 		g.opts.Observer.AuditWriteError()
 		return res, nil, fmt.Errorf("audit: %w", err)
@@ -334,6 +329,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 		e.Mode = ro.mode
 	}
 	if !dec.d.Allowed {
+		defer g.emit(audit.EventDecision, t, e)
 		if err := log.Append(ctx, e); err != nil {
 			g.opts.Observer.AuditWriteError()
 			return res, fmt.Errorf("audit: %w", err)
@@ -384,6 +380,7 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	if ctx.Err() != nil {
 		e.Decision = audit.DecisionInterrupted
 	}
+	defer g.emit(audit.EventDecision, t, e)
 	if err := log.Append(context.WithoutCancel(ctx), e); err != nil {
 		g.opts.Observer.AuditWriteError()
 		// The in-flight record stays: the next start records the call.
@@ -410,6 +407,19 @@ func (g *Gateway) Recover(ctx context.Context, branchDir string) (int, error) {
 	journal := &audit.Journal{Dir: audit.InflightDir(branchDir), Now: g.opts.Now}
 	log := g.log(branchDir)
 	return journal.Recover(ctx, &log)
+}
+
+// emit hands an audited entry of a branch to the event sink, if any.
+func (g *Gateway) emit(kind string, t Target, e audit.Entry) {
+	if g.opts.Events == nil {
+		return
+	}
+	ev := audit.Event{Kind: kind, Via: t.via(), Entry: e}
+	if t.BranchDir != "" {
+		ev.Branch = filepath.Base(t.BranchDir)
+		ev.Session = filepath.Base(filepath.Dir(filepath.Dir(t.BranchDir)))
+	}
+	g.opts.Events.Emit(ev)
 }
 
 func (g *Gateway) log(branchDir string) audit.Log {

@@ -50,6 +50,7 @@ func (g *Gateway) ExpandScope(ctx context.Context, branchDir string, add session
 		Decision: audit.DecisionExpanded, Mode: audit.ModeScope, Resource: who,
 		Message: "scope widened by " + who, Args: raw, Summary: strings.Join(summary, "; ")}
 	log := g.log(branchDir)
+	defer g.emit(audit.EventScopeChange, Target{BranchDir: branchDir, Via: ViaCLI}, e)
 	if err := log.Append(ctx, e); err != nil {
 		g.opts.Observer.AuditWriteError()
 		return res, fmt.Errorf("scope.yml was widened, but the change could not be recorded in tools.org: %w", err)

@@ -41,6 +41,12 @@ type Observer interface {
 	ScopeExpansion(section string)
 }
 
+// EventSink receives the audited events of a gateway: every entry it
+// appends to a tools.org. Emit must return at once (queue or drop).
+type EventSink interface {
+	Emit(audit.Event)
+}
+
 // Options configure a Gateway. The zero value works: no protected roots, no
 // home directory, nothing counted, shell calls refused where Landlock is
 // missing.
@@ -63,6 +69,9 @@ type Options struct {
 	Path []string
 	// Observer counts decisions; nil counts nothing.
 	Observer Observer
+	// Events, when set, receives every audited event (telemetry export).
+	// It must not block.
+	Events EventSink
 	// Confine says whether shell calls may run without Landlock.
 	Confine exec.ConfineMode
 	// HelperPath is the executable re-run as the Landlock helper (default:

@@ -195,6 +195,7 @@ func (g *Gateway) SetMode(ctx context.Context, branchDir, mode, who string) (cha
 		Decision: audit.DecisionExpanded, Mode: audit.ModeScope, Resource: who,
 		Message: "mode set to " + mode + " by " + who, Args: raw, Summary: old + " → " + mode}
 	log := g.log(branchDir)
+	defer g.emit(audit.EventScopeChange, Target{BranchDir: branchDir, Via: ViaCLI}, e)
 	if err := log.Append(ctx, e); err != nil {
 		g.opts.Observer.AuditWriteError()
 		return true, fmt.Errorf("the mode was set to %s, but the change could not be recorded in tools.org: %w", mode, err)

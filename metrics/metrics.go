@@ -76,6 +76,7 @@ type Metrics struct {
 	scopeLoadErrors  prometheus.Counter
 	inflight         prometheus.Gauge
 	auditWriteErrors prometheus.Counter
+	exportDropped    prometheus.Counter
 	approvals        *prometheus.CounterVec
 	netConns         *prometheus.CounterVec
 }
@@ -132,8 +133,12 @@ func New(o Options) *Metrics {
 			Help: "Connections a shell call's programs attempted, by decision (never by host).",
 		}, []string{"decision"}),
 	}
+	m.exportDropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "scopegate_export_dropped_total",
+		Help: "Audit events not exported over OTLP: queue full, or the collector failed or was too slow.",
+	})
 	m.reg.MustRegister(m.toolCalls, m.denials, m.callDuration, m.decisionDuration,
-		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors, m.approvals, m.netConns)
+		m.scopeExpansions, m.scopeLoadErrors, m.inflight, m.auditWriteErrors, m.approvals, m.netConns, m.exportDropped)
 	m.netConns.WithLabelValues("allowed")
 	m.netConns.WithLabelValues("denied")
 
@@ -213,6 +218,9 @@ func (m *Metrics) InflightDec() { m.inflight.Dec() }
 
 // AuditWriteError counts a tools.org entry that could not be written.
 func (m *Metrics) AuditWriteError() { m.auditWriteErrors.Inc() }
+
+// ExportDropped counts n audit events that were not exported.
+func (m *Metrics) ExportDropped(n int) { m.exportDropped.Add(float64(n)) }
 
 // ObserveApproval counts one answer to an approval offer.
 func (m *Metrics) ObserveApproval(answer string) {

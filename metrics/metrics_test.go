@@ -106,6 +106,7 @@ func TestExactlyTheContractMetrics(t *testing.T) {
 		"scopegate_scope_load_errors_total":   "counter",
 		"scopegate_inflight_calls":            "gauge",
 		"scopegate_audit_write_errors_total":  "counter",
+		"scopegate_export_dropped_total":      "counter",
 		"scopegate_approvals_total":           "counter",
 		"scopegate_network_connections_total": "counter",
 	}
@@ -158,6 +159,15 @@ func BenchmarkObserveDecision(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.ObserveDecision("shell", false, "command_not_allowed", "cli")
+	}
+}
+
+func TestExportDropped(t *testing.T) {
+	m := metrics.New(metrics.Options{})
+	m.ExportDropped(3)
+	m.ExportDropped(2)
+	if text := scrape(t, m); !strings.Contains(text, "scopegate_export_dropped_total 5\n") {
+		t.Errorf("scrape lacks scopegate_export_dropped_total 5:\n%s", text)
 	}
 }
 

@@ -28,6 +28,26 @@ install_npm_clients() {
 }
 install_npm_clients
 
+# The OpenTelemetry Collector of the export tests: e2e/otelcol, the
+# collector's own OTLP receiver (gRPC and HTTP/protobuf) writing what it
+# receives as OTLP JSON, built from its Go modules through the module proxy
+# into $SCOPEGATE_OTELCOL_DIR (default /usr/local/lib/scopegate-test/otelcol).
+# Rebuilt only when e2e/otelcol changed.
+install_otelcol() {
+  local dir=${SCOPEGATE_OTELCOL_DIR:-/usr/local/lib/scopegate-test/otelcol}
+  local sum
+  sum=$(cat "$root/e2e/otelcol/go.mod" "$root/e2e/otelcol/go.sum" "$root/e2e/otelcol/main.go" | sha256sum | cut -d' ' -f1)
+  if [ -x "$dir/otelcol" ] && [ "$(cat "$dir/otelcol.sum" 2>/dev/null)" = "$sum" ]; then
+    return
+  fi
+  mkdir -p "$dir"
+  (cd "$root/e2e/otelcol" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$dir/otelcol.new" .)
+  mv "$dir/otelcol.new" "$dir/otelcol"
+  echo "$sum" >"$dir/otelcol.sum"
+  echo "install-test-deps: built the OpenTelemetry Collector into $dir"
+}
+install_otelcol
+
 need=()
 command -v emacs >/dev/null 2>&1 || need+=(emacs-nox)
 [ -d /usr/share/emacs/site-lisp/elpa-src ] && ls /usr/share/emacs/site-lisp/elpa-src | grep -q '^org-roam-' || need+=(elpa-org-roam elpa-emacsql-sqlite3)

@@ -164,7 +164,7 @@ func (a *app) gatewayOptions(obs gateway.Observer, warn func(string), progress i
 	_, confine, _ := a.confinement()
 	return gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, PresetsDir: a.presetsDir(), RoamDir: a.roamDir,
 		Home: home, Confine: confine, HelperPath: a.callBinary, Observer: obs, Warn: warn, Progress: progress,
-		ProbeCache: probeCachePath()}
+		ProbeCache: probeCachePath(), Events: a.events(obs)}
 }
 
 // probeCachePath is where a process remembers that this host gives

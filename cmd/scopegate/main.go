@@ -49,6 +49,8 @@ type app struct {
 	// callBinary is the per-call build that handed this run over, if any
 	// (see callBinaryEnv); "" means this executable.
 	callBinary string
+	// export is the export of this run's audit events (export.go).
+	export *exportState
 }
 
 // exitError carries an exit code up to Main.
@@ -82,6 +84,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()
+	a.closeEvents()
 	if err == nil {
 		return exitOK
 	}
@@ -207,6 +210,7 @@ func subcommands() []subcommand {
 		{"gc", newGCCmd},
 		{"prompt", newPromptCmd},
 		{"version", newVersionCmd},
+		{exportEventsCmd, newExportEventsCmd},
 	}
 }
 

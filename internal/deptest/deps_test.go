@@ -18,6 +18,7 @@ const module = "github.com/scopegate/scopegate"
 var allowed = map[string][]string{
 	"policy":                {"internal/yamlmsg"},
 	"metrics":               {},
+	"telemetry":             {"audit", "policy", "internal/yamlmsg"},
 	"roam":                  {},
 	"profiles":              {"policy", "internal/yamlmsg"},
 	"sessions":              {"policy", "profiles", "internal/yamlmsg"},
@@ -28,7 +29,7 @@ var allowed = map[string][]string{
 	"learn":                 {"audit", "policy", "internal/yamlmsg"},
 	"gateway":               {"internal/watch", "agents", "policy", "profiles", "sessions", "exec", "exec/netproxy", "audit", "metrics", "roam", "internal/yamlmsg"},
 	"mcp":                   {"internal/watch", "gateway", "agents", "policy", "profiles", "sessions", "exec", "exec/netproxy", "audit", "metrics", "roam", "internal/yamlmsg"},
-	"cmd/scopegate":         {"learn", "internal/watch", "mcp", "agents", "gateway", "policy", "profiles", "sessions", "exec", "exec/netproxy", "audit", "metrics", "roam", "server", "server/client", "config", "internal/yamlmsg"},
+	"cmd/scopegate":         {"telemetry", "learn", "internal/watch", "mcp", "agents", "gateway", "policy", "profiles", "sessions", "exec", "exec/netproxy", "audit", "metrics", "roam", "server", "server/client", "config", "internal/yamlmsg"},
 	"server":                {"internal/watch", "mcp", "agents", "gateway", "policy", "profiles", "sessions", "exec", "exec/netproxy", "audit", "metrics", "roam", "config", "server/client", "internal/yamlmsg"},
 	"server/client":         {},
 	"config":                {"internal/yamlmsg"},
