@@ -986,7 +986,7 @@ func testCarriesFiles(t *testing.T, ns NamespaceMode, conf string) {
 	writeFile(t, ro, allowed+" read\n", 0o644)
 	writeFile(t, rw, "old\n", 0o644)
 	writeFile(t, other, canary+"\n", 0o644)
-	r := newRunner(t, Options{ReadRoots: []string{proj, ro}, WriteRoots: []string{proj, rw}, Namespaces: ns})
+	r := newRunner(t, Options{ReadRoots: []string{proj, ro}, WriteRoots: []string{proj, rw}, Namespaces: ns, Network: hostNetwork})
 	res, err := run(t, r, policy.ToolShell, shellArgs("cat a.txt "+ro+" && echo new >"+rw+" && cat "+rw+"; cat "+other+"; ls "+dir), proj)
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,12 @@ command -v emacs >/dev/null 2>&1 || need+=(emacs-nox)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v rg >/dev/null 2>&1 || need+=(ripgrep)
+# The network tests: curl through the proxies, dig asking the DNS stub,
+# git clone over HTTP, jq in the examples.
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v dig >/dev/null 2>&1 || need+=(bind9-dnsutils)
+command -v git >/dev/null 2>&1 || need+=(git)
+command -v jq >/dev/null 2>&1 || need+=(jq)
 # ensurepip is python3-venv's; wheel gives setuptools its bdist_wheel
 # (pip install --no-build-isolation -e . with setuptools < 70.1).
 /usr/bin/python3 -c 'import ensurepip, setuptools, wheel' >/dev/null 2>&1 || need+=(python3-venv python3-setuptools python3-wheel)

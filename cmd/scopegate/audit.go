@@ -105,7 +105,7 @@ func newAuditVerifyCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "verify SELECTOR [--json]",
 		Example: `  scopegate audit verify --session "$S"
-  scopegate audit verify --branch-dir ~/.gptel/sessions/S/branches/main --json`,
+  scopegate audit verify --session "$S" --json   # exit 3 names the first break`,
 		Short: "Check that a branch's tools.org is whole: no entry edited, removed, reordered or cut",
 		Long: `Check the chain of a session branch's tools.org: every entry scopegate writes
 carries :CHAIN:, a SHA-256 over the entry's text and the :CHAIN: of the entry

@@ -75,7 +75,7 @@ func TestErrorsInOwnWords(t *testing.T) {
 		{"bad session id", []string{"check", "--session", "../x", `{"tool":"list_dir","args":{"path":"/"}}`}, 2, "../x"},
 		{"no selector", []string{"check", `{"tool":"list_dir","args":{"path":"/"}}`}, 2, "no branch selected"},
 		{"bad --since", []string{"audit", "--session", w.id, "--since", "yesterday"}, 2, "--since"},
-		{"bad --decision", []string{"audit", "--session", w.id, "--decision", "maybe"}, 2, "want allowed, denied, error, interrupted or observed"},
+		{"bad --decision", []string{"audit", "--session", w.id, "--decision", "maybe"}, 2, "want allowed, denied, error, interrupted, asked or observed"},
 		{"bad --confine", []string{"--confine", "x", "version"}, 2, "--confine"},
 		{"bad --listen", []string{"serve", "--listen", "garbage"}, 2, "invalid address"},
 		{"bad port", []string{"serve", "--listen", "127.0.0.1:99999"}, 2, "invalid address"},
