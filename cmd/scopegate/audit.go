@@ -39,19 +39,7 @@ Entries made by check (decision only) are marked "(check)".`,
 			default:
 				return usageErr("--decision %q: want allowed, denied, error, interrupted, asked or observed", decision)
 			}
-			if since != "" {
-				t, err := parseSince(since, time.Now())
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				f.Since = t
-			}
-			dir, err := sel.resolve(a)
-			if err != nil {
-				return err
-			}
-			f.Warn = func(err error) { fmt.Fprintln(a.stderr, "scopegate: warning: tools.org: "+policy.OneLine(err.Error())) }
-			entries, err := audit.ReadFile(filepath.Join(dir, audit.LogFile), f)
+			dir, entries, err := a.readEntries(sel, since, f)
 			if err != nil {
 				return err
 			}
@@ -176,6 +164,28 @@ func printVerify(a *app, r audit.Report) {
 
 // parseSince reads --since: a duration before now ("90m", "2h", "3d"), a
 // date (local midnight) or an RFC 3339 time.
+// readEntries reads the entries of the branch sel selects, filtered by f
+// and, when since is set, by --since; it returns the branch directory too.
+func (a *app) readEntries(sel selector, since string, f audit.Filter) (string, []audit.Entry, error) {
+	if since != "" {
+		t, err := parseSince(since, time.Now())
+		if err != nil {
+			return "", nil, usageErr("%v", err)
+		}
+		f.Since = t
+	}
+	dir, err := sel.resolve(a)
+	if err != nil {
+		return "", nil, err
+	}
+	f.Warn = func(err error) { fmt.Fprintln(a.stderr, "scopegate: warning: tools.org: "+policy.OneLine(err.Error())) }
+	entries, err := audit.ReadFile(filepath.Join(dir, audit.LogFile), f)
+	if err != nil {
+		return "", nil, &exitError{code: exitInternal, err: err}
+	}
+	return dir, entries, nil
+}
+
 func parseSince(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil

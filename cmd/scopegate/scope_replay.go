@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -64,22 +63,9 @@ func newScopeReplayCmd(a *app) *cobra.Command {
 			if _, err := policy.ParseDocument(data); err != nil {
 				return usageErr("%s: %v", abs, err)
 			}
-			f := audit.Filter{}
-			if since != "" {
-				t, err := parseSince(since, time.Now())
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				f.Since = t
-			}
-			dir, err := sel.resolve(a)
+			dir, entries, err := a.readEntries(sel, since, audit.Filter{})
 			if err != nil {
 				return err
-			}
-			f.Warn = func(err error) { fmt.Fprintln(a.stderr, "scopegate: warning: tools.org: "+policy.OneLine(err.Error())) }
-			entries, err := audit.ReadFile(filepath.Join(dir, audit.LogFile), f)
-			if err != nil {
-				return &exitError{code: exitInternal, err: err}
 			}
 			rep, tightened := replay(a, dir, abs, entries)
 			if asJSON {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -42,22 +41,9 @@ func newScopeSuggestCmd(a *app) *cobra.Command {
 		Short: "Propose the narrowest scope widening that allows the branch's observed and denied calls",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := audit.Filter{}
-			if since != "" {
-				t, err := parseSince(since, time.Now())
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				f.Since = t
-			}
-			dir, err := sel.resolve(a)
+			dir, entries, err := a.readEntries(sel, since, audit.Filter{})
 			if err != nil {
 				return err
-			}
-			f.Warn = func(err error) { fmt.Fprintln(a.stderr, "scopegate: warning: tools.org: "+policy.OneLine(err.Error())) }
-			entries, err := audit.ReadFile(filepath.Join(dir, audit.LogFile), f)
-			if err != nil {
-				return &exitError{code: exitInternal, err: err}
 			}
 			o, err := a.learnOptions(dir)
 			if err != nil {
