@@ -140,18 +140,7 @@ func BenchmarkBaselineCat(b *testing.B) {
 // list: names alone (the listings cached) and with the hard-link check
 // (each file's link count read).
 func BenchmarkDenyWalk(b *testing.B) {
-	dir := realDir(b)
-	for d := range 2000 {
-		sub := filepath.Join(dir, "src", strconv.Itoa(d/50), strconv.Itoa(d))
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		for f := range 25 {
-			if err := os.WriteFile(filepath.Join(sub, strconv.Itoa(f)+".go"), nil, 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	dir := sourceTree(b)
 	pats := compileDeny([]string{"**/.git/**", "**/.env", "**/node_modules/**", "**/.ssh/**"})
 	host := new(Host)
 	// Listings are cached once their directory is older than racyWindow.
@@ -167,4 +156,43 @@ func BenchmarkDenyWalk(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkFindRepos is the search for repositories below a write root of
+// 2,000 directories of 25 files holding one repository, with the
+// listings cached, as in a project whose scope writes it without denying
+// **/.git/**.
+func BenchmarkFindRepos(b *testing.B) {
+	dir := sourceTree(b)
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "objects"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	r := &Runner{host: new(Host), walkMax: maxDenyWalk}
+	now := time.Now().Add(2 * racyWindow)
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		if got := r.findRepos(dir, nil, now, &n, nil); len(got) != 1 {
+			b.Fatalf("found %v", got)
+		}
+	}
+}
+
+// sourceTree makes a tree of 2,000 directories of 25 files (52,000
+// entries) below src.
+func sourceTree(b *testing.B) string {
+	b.Helper()
+	dir := realDir(b)
+	for d := range 2000 {
+		sub := filepath.Join(dir, "src", strconv.Itoa(d/50), strconv.Itoa(d))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 25 {
+			if err := os.WriteFile(filepath.Join(sub, strconv.Itoa(f)+".go"), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return dir
 }

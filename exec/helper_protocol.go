@@ -220,6 +220,12 @@ type view struct {
 	// over themselves first so that they stay writable.
 	ReadOnly []string `json:"read_only,omitempty"`
 	Writable []string `json:"writable,omitempty"`
+	// Pins are the directories between a write root and a repository
+	// directory, bound over themselves so that no program can rename them
+	// (a mount point cannot be); Repos are the repository directories and
+	// .git files below the write roots, then bound read-only (repos.go).
+	Pins  []string `json:"pins,omitempty"`
+	Repos []string `json:"repos,omitempty"`
 	// Network is the program's network: "" the host's (network: any, no
 	// network namespace), viewNetNone a namespace with loopback alone,
 	// viewNetProxy one whose way out are the listeners passed on netFD.
@@ -236,6 +242,9 @@ type view struct {
 	// own knowledge (masked), not sent to the helper.
 	complete []string
 	linksToo bool
+	// gitDirs are the repository directories of Repos (the gateway's own
+	// knowledge, for ReadOnlyRepo).
+	gitDirs []string
 }
 
 // helperArgv returns the argv that runs program under the helper.

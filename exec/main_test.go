@@ -22,13 +22,13 @@ func TestMain(m *testing.M) {
 type checker struct {
 	exec func(argv []string, cwd string) []policy.Violation
 	path func(path string, access policy.Access, cwd string) []policy.Violation
-	// masked, when set, is given what the runner says its view masks.
-	masked func(func(dir string, follow bool) bool)
+	// view, when set, is given what the runner says of its view.
+	view func(View)
 }
 
-func (c checker) CheckExec(argv []string, cwd string, masked func(string, bool) bool) []policy.Violation {
-	if c.masked != nil {
-		c.masked(masked)
+func (c checker) CheckExec(argv []string, cwd string, view View) []policy.Violation {
+	if c.view != nil {
+		c.view(view)
 	}
 	if c.exec == nil {
 		return nil

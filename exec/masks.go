@@ -526,6 +526,7 @@ func (r *Runner) view(tmp string) (*view, error) {
 	if err := r.denyMasks(v); err != nil {
 		return nil, err
 	}
+	r.protectRepos(v)
 	// The roots below /tmp are carried into the private /tmp; a root that
 	// holds /tmp (a scope reading /**) sees the private one instead.
 	v.Carry = outermost(belowTmp(append(append(slices.Clone(r.readRts), r.writeRts...), tmp)))
@@ -562,7 +563,7 @@ func belowTmp(roots []string) []string {
 // viewSize is about the JSON size of v.
 func viewSize(v *view) int {
 	n := 0
-	for _, l := range [][]string{v.Carry, v.Masks, v.ReadOnly, v.Writable} {
+	for _, l := range [][]string{v.Carry, v.Masks, v.ReadOnly, v.Writable, v.Pins, v.Repos} {
 		for _, p := range l {
 			n += len(p) + 3
 		}

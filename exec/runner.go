@@ -22,9 +22,9 @@ import (
 // around the session's compiled scope. A non-empty result means denied.
 type Checker interface {
 	// CheckExec decides one fully expanded argv about to run in cwd, in
-	// confined execution: masked reports what the program's private view
-	// hides (policy.Env.Masked).
-	CheckExec(argv []string, cwd string, masked func(dir string, follow bool) bool) []policy.Violation
+	// confined execution: view says what the program's private view does
+	// (policy.Env.Masked and policy.Env.ReadOnlyRepo).
+	CheckExec(argv []string, cwd string, view View) []policy.Violation
 	// CheckPath decides one file access relative to cwd.
 	CheckPath(path string, access policy.Access, cwd string) []policy.Violation
 	// LookPath returns the file a program word runs (policy.Scope.LookPath):
@@ -33,6 +33,18 @@ type Checker interface {
 	// TrustedPath is the PATH programs get: the directories bare names are
 	// looked up in, none of which a tool call can write.
 	TrustedPath() []string
+}
+
+// View is what a program's run-time check may ask of the private view
+// the program is about to run in.
+type View interface {
+	// Masked reports whether a program reading every file below dir
+	// meets nothing denied (policy.Env.Masked).
+	Masked(dir string, follow bool) bool
+	// ReadOnlyRepo says whether the repository directory gitDir is
+	// read-only for every program of the call, and unchanged since the
+	// session began (policy.Env.ReadOnlyRepo).
+	ReadOnlyRepo(gitDir string) error
 }
 
 // ConfineMode says how shell calls are confined.
@@ -148,6 +160,12 @@ type Options struct {
 	// system. ReadRoots and WriteRoots stay the scope's own: what the view
 	// carries into its private /tmp, and what it leaves unmasked.
 	Broad bool
+	// SessionStart is when the session began. In a private view every
+	// repository directory below the write roots is read-only; git runs on
+	// one the scope lets programs write only when its configuration and
+	// hooks have not changed since SessionStart, asked only then (nil, or
+	// the zero time: never).
+	SessionStart func() time.Time
 	// Network is the scope's network section (policy.Network): where the
 	// programs of shell calls may connect. Nil is `network: none`.
 	Network NetworkPolicy

@@ -226,7 +226,7 @@ func (sh *shell) call(ctx context.Context, args []string) ([]string, error) {
 			return args, nil
 		}
 	}
-	if vs := sh.r.opts.Checker.CheckExec(args, hc.Dir, sh.masked); len(vs) > 0 {
+	if vs := sh.r.opts.Checker.CheckExec(args, hc.Dir, sh); len(vs) > 0 {
 		return nil, sh.deny(hc, vs)
 	}
 	var target string

@@ -29,9 +29,9 @@ import (
 // What the helper then does is in view_helper.go, what they say to each
 // other in helper_protocol.go.
 
-// masked reports whether a program reading every file below dir meets
+// Masked reports whether a program reading every file below dir meets
 // nothing denied in this call's view (policy.Env.Masked).
-func (sh *shell) masked(dir string, follow bool) bool {
+func (sh *shell) Masked(dir string, follow bool) bool {
 	if sh.prepare() != nil {
 		return false
 	}

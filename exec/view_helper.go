@@ -32,6 +32,8 @@ import (
 //     a link swapped in since the walk cannot redirect a mask;
 //  4. binds each read root that no write root holds read-only over
 //     itself, the write roots inside it bound first so they stay writable;
+//     then each repository below the write roots read-only, on directories
+//     bound over themselves so that they cannot be renamed (repos.go);
 //  5. mounts a fresh proc on /proc, which shows only the call's processes;
 //  6. applies Landlock;
 //  7. gives up, on every thread, its capabilities and those anything it
@@ -211,6 +213,18 @@ func buildView(v view) error {
 	if err := bindReadOnly(v.ReadOnly, v.Writable); err != nil {
 		return err
 	}
+	// The repositories below the write roots, read-only whole, on
+	// directories that cannot be renamed (repos.go).
+	for _, p := range v.Pins {
+		if err := bindOver(p, false, false); err != nil {
+			return err
+		}
+	}
+	for _, p := range v.Repos {
+		if err := bindOver(p, true, true); err != nil {
+			return err
+		}
+	}
 	return mountProc()
 }
 
@@ -220,34 +234,43 @@ func buildView(v view) error {
 // same writes; the read-only mount denies them to anything Landlock does
 // not cover. A path that does not exist is skipped.
 func bindReadOnly(ro, writable []string) error {
-	bind := func(path string, readOnly bool) error {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
-		if errors.Is(err, unix.ENOENT) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("bind %s: %w", path, err)
-		}
-		defer unix.Close(fd)
-		if readOnly {
-			if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-				return fmt.Errorf("make %s read-only: %w", path, err)
-			}
-		}
-		if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-			return fmt.Errorf("bind %s: %w", path, err)
-		}
-		return nil
-	}
 	for _, w := range writable {
-		if err := bind(w, false); err != nil {
+		if err := bindOver(w, false, false); err != nil {
 			return err
 		}
 	}
 	for _, r := range ro {
-		if err := bind(r, true); err != nil {
+		if err := bindOver(r, true, false); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// bindOver binds path (a directory or a file, with the mounts below it)
+// over itself, read-only when readOnly is set: the new mount alone, or
+// with every mount below it too when recursive is. A path that does not
+// exist is skipped.
+func bindOver(path string, readOnly, recursive bool) error {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("bind %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if readOnly {
+		flags := unix.AT_EMPTY_PATH
+		if recursive {
+			flags |= unix.AT_RECURSIVE
+		}
+		if err := unix.MountSetattr(fd, "", uint(flags), &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+			return fmt.Errorf("make %s read-only: %w", path, err)
+		}
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("bind %s: %w", path, err)
 	}
 	return nil
 }

@@ -571,8 +571,8 @@ func TestShellReportsMaskedTrees(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got *bool
 			tc.opts.Deny = []string{"**/.env", "**/node_modules/**"}
-			tc.opts.Checker = checker{masked: func(m func(string, bool) bool) {
-				v := m(tc.dir, tc.follow)
+			tc.opts.Checker = checker{view: func(vw View) {
+				v := vw.Masked(tc.dir, tc.follow)
 				got = &v
 			}}
 			r := newRunner(t, tc.opts)

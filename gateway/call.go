@@ -108,6 +108,8 @@ type decision struct {
 	// denial.
 	observe bool
 	widen   []policy.Widening
+	// branchDir is the branch the call belongs to ("" for none).
+	branchDir string
 }
 
 func (g *Gateway) scopePath(t Target) string {
@@ -150,10 +152,13 @@ func (g *Gateway) decideWith(t Target, call policy.Call, ex policy.Execution, gr
 	}
 	env := g.env(protected, defaultCwd, extra...)
 	env.Execution = ex
-	out := decision{env: env}
+	out := decision{env: env, branchDir: t.BranchDir}
 	sc, err := g.loadScope(g.scopePath(t), env)
 	if err == nil && grant != nil {
 		sc, err = g.widened(g.scopePath(t), env, grant)
+	}
+	if err == nil && ex == policy.ExecutionConfined {
+		env.ReadOnlyRepo = g.expectReadOnlyRepo(sc, env, t.BranchDir)
 	}
 	if err != nil {
 		out.d = DenyFor(call.Tool, err)
@@ -546,12 +551,13 @@ type checker struct {
 	observe *observed
 }
 
-func (c checker) CheckExec(argv []string, cwd string, masked func(dir string, follow bool) bool) []policy.Violation {
+func (c checker) CheckExec(argv []string, cwd string, view exec.View) []policy.Violation {
 	env := c.env
 	env.Execution = policy.ExecutionConfined
-	env.Masked = masked
-	if env.Masked == nil {
-		env.Masked = func(string, bool) bool { return false }
+	env.Masked = func(string, bool) bool { return false }
+	env.ReadOnlyRepo = nil
+	if view != nil {
+		env.Masked, env.ReadOnlyRepo = view.Masked, view.ReadOnlyRepo
 	}
 	return c.observe.filter(c.scope.CheckExec(argv, cwd, env))
 }
@@ -596,7 +602,7 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 	runner, err := exec.New(exec.Options{
 		Checker: checker{scope: dec.scope, env: dec.env, observe: seen}, ReadRoots: read, WriteRoots: write, Broad: dec.observe,
 		Protected: dec.env.Protected, Deny: dec.scope.DenyPatterns(), Network: network, Host: &g.host, Home: g.opts.Home,
-		Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput,
+		Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput, SessionStart: sessionStart(dec.branchDir),
 		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: ro.stderr, Progress: g.opts.Progress,
 	})
 	if err != nil {
@@ -623,6 +629,38 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 		out.stdout = string(payload)
 	}
 	return out
+}
+
+// expectReadOnlyRepo is policy.Env.ReadOnlyRepo before a confined call
+// runs: whether its programs' views will keep a repository directory
+// read-only and unchanged since the session began (exec.Runner.ExpectReadOnlyRepo).
+func (g *Gateway) expectReadOnlyRepo(sc *policy.Scope, env policy.Env, branchDir string) func(string) error {
+	return func(gitDir string) error {
+		read, write := sc.Roots()
+		runner, err := exec.New(exec.Options{
+			Checker: checker{scope: sc, env: env}, ReadRoots: read, WriteRoots: write, Host: &g.host,
+			Confine: g.opts.Confine, HelperPath: g.opts.HelperPath, SessionStart: sessionStart(branchDir),
+		})
+		if err != nil {
+			return err
+		}
+		return runner.ExpectReadOnlyRepo(gitDir)
+	}
+}
+
+// sessionStart returns when the session of a branch began (its
+// metadata's created), the zero time when that is not known.
+func sessionStart(branchDir string) func() time.Time {
+	return func() time.Time {
+		if branchDir == "" {
+			return time.Time{}
+		}
+		md, err := sessions.ReadMetadata(branchDir, nil)
+		if err != nil {
+			return time.Time{}
+		}
+		return md.Created
+	}
 }
 
 func failed(err error) outcome {

@@ -26,6 +26,9 @@ func (g *Gateway) Redecide(branchDir, scopeFile string, call policy.Call, ex pol
 	if err != nil {
 		d = DenyFor(call.Tool, err)
 	} else {
+		if ex == policy.ExecutionConfined {
+			env.ReadOnlyRepo = g.expectReadOnlyRepo(sc, env, branchDir)
+		}
 		d = sc.Decide(call, env)
 	}
 	if !policy.KnownTool(d.Tool) {

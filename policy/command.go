@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -247,6 +248,15 @@ func (c *checker) danger(p *parsed, allowed allowEntries, id, what, why string) 
 	}
 	c.add(Violation{Reason: ReasonDangerousArgument, Resource: p.prog + " " + what, Rule: "dangerous arguments of " + p.prog,
 		Message: fmt.Sprintf("%s %s %s; only an allow entry that names it (e.g. %q) permits that", p.prog, what, why, p.prog+" "+id)})
+}
+
+// note records a condition an allowed decision holds under, said in its
+// message (once however often it is met).
+func (c *checker) note(msg string) {
+	if c.env.notes == nil || slices.Contains(*c.env.notes, msg) {
+		return
+	}
+	*c.env.notes = append(*c.env.notes, msg)
 }
 
 // unconfined records a dangerous argument, unless a matching allow entry

@@ -23,13 +23,19 @@ func (s *Scope) decideCall(call Call, env Env) Decision {
 		return Deny(call.Tool, Violation{Reason: ReasonUnknownTool, Resource: call.Tool,
 			Message: fmt.Sprintf("unknown tool %s; known tools: %s", quoteArg(call.Tool), strings.Join(Tools(), ", "))})
 	}
+	var notes []string
+	env.notes = &notes
 	vs, err := s.decideSafely(call, env)
 	if err != nil {
 		return Deny(call.Tool, Violation{Reason: ReasonParseError, Resource: call.Tool,
 			Message: "the call could not be checked (" + err.Error() + "); it is denied"})
 	}
 	if len(vs) == 0 {
-		return Allow(call.Tool)
+		d := Allow(call.Tool)
+		for _, n := range notes {
+			d.Message += "; " + OneLine(n)
+		}
+		return d
 	}
 	return Deny(call.Tool, vs...)
 }

@@ -88,6 +88,17 @@ type Env struct {
 	// means the call has not started: recursive readers are then decided
 	// when they run, against the view they get.
 	Masked func(dir string, follow bool) bool
+	// ReadOnlyRepo, in confined execution, says whether git may run on the
+	// repository directory gitDir although this scope lets programs write
+	// its configuration or hooks: nil when every program of the call sees
+	// gitDir read-only (the private view binds it so) and its configuration
+	// and hooks are as they were when the session began; otherwise why
+	// not. Nil (the function) means no view can: git is then refused there.
+	ReadOnlyRepo func(gitDir string) error
+
+	// notes collects what an allowed decision says besides "allowed"
+	// (a condition it holds under); set by Decide.
+	notes *[]string
 }
 
 // Execution names who runs a decided call (CONTRACT §3).

@@ -317,15 +317,46 @@ func isGitDir(fsys FS, dir string) bool {
 // configuration or hooks this scope's paths let tool calls write. File
 // tools and redirections never write them (gitRunFile), but a program a
 // call runs is bounded by the write roots, not by that rule.
+//
+// In confined execution the private view can take that away: it binds the
+// repository directory read-only for every program of every call
+// (Env.ReadOnlyRepo), so git runs on a configuration no program of the
+// session wrote, and the decision says so.
 func (c *checker) gitConfigWritable(p *parsed, allowed allowEntries, gitDir string) {
 	for _, f := range []string{"config", "hooks/pre-commit", "commondir"} {
 		target := filepath.Join(gitDir, f)
-		if c.s.globsAllowWrite(target, c.env) {
-			c.danger(p, allowed, "repository", "in repository "+gitDir,
-				fmt.Sprintf("would load %s, which tool calls can write (core.fsmonitor, core.pager and hooks run programs); deny **/.git/** or run git in the project's own repository", target))
-			return
+		if !c.s.globsAllowWrite(target, c.env) {
+			continue
 		}
+		why := fmt.Sprintf("would load %s, which tool calls can write (core.fsmonitor, core.pager and hooks run programs); deny **/.git/** or run git in the project's own repository", target)
+		if c.env.execution() == ExecutionConfined {
+			var cannot string
+			if c.env.ReadOnlyRepo == nil {
+				cannot = "this host gives programs no private view"
+			} else if err := c.env.ReadOnlyRepo(gitDir); err != nil {
+				cannot = err.Error()
+			} else if named, key, err := c.gitConfigNamesWritable(gitDir, gitTop(gitDir)); err != nil {
+				cannot = "its configuration cannot be checked: " + err.Error()
+			} else if named != "" {
+				cannot = fmt.Sprintf("its %s names %s, which tool calls can write", key, named)
+			} else if !allowed.names("repository") {
+				c.note(fmt.Sprintf("git runs with %s read-only (this scope lets programs write it, so the private view keeps it read-only for every program of the session): git commands that write the repository, such as commit, add and checkout, fail", gitDir))
+				return
+			}
+			why += "; a confined call runs git on such a repository only read-only and unchanged since the session began, which does not hold here: " + cannot
+		}
+		c.danger(p, allowed, "repository", "in repository "+gitDir, why)
+		return
 	}
+}
+
+// gitTop is the working tree of a repository directory as far as its
+// path tells: the directory holding a .git, else the directory itself.
+func gitTop(gitDir string) string {
+	if filepath.Base(gitDir) == ".git" {
+		return filepath.Dir(gitDir)
+	}
+	return gitDir
 }
 
 // gitPathsExtra: git grep over the working tree reads untracked files too,
