@@ -253,20 +253,39 @@ func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		if err != nil {
 			return
 		}
-		c.gitConfigWritable(p, allowed, abs)
+		if real, err := canonicalize(abs, c.env.fs()); err == nil {
+			abs = real
+		}
+		c.gitRepo(p, allowed, abs, gitTop(abs))
 		return
 	}
 	if len(p.subPath) > 0 && (p.subPath[0] == "clone" || p.subPath[0] == "init" || p.subPath[0] == "version" || p.subPath[0] == "help") {
 		return
 	}
+	c.gitDiscover(p, allowed, st.cwd)
+}
+
+// gitDiscover checks the repository git finds from cwd, as git finds it
+// (setup.c): from the directory the kernel resolves, upwards, the first
+// directory whose .git is a repository directory (or a .git file naming
+// one), or which is itself one (bare). A .git that is not a repository is
+// passed over, as git passes over it.
+func (c *checker) gitDiscover(p *parsed, allowed allowEntries, cwd string) {
 	fsys := c.env.fs()
-	dir := filepath.Clean(st.cwd)
+	dir, err := canonicalize(filepath.Clean(cwd), fsys)
+	if err != nil {
+		c.danger(p, allowed, "repository", "in "+cwd, "runs in a directory whose links cannot be resolved, so its repository cannot be found")
+		return
+	}
 	for {
 		dotgit := childPath(dir, ".git")
 		if fi, err := fsys.Lstat(dotgit); err == nil {
 			switch {
 			case fi.IsDir():
-				c.gitConfigWritable(p, allowed, dotgit)
+				if isGitDir(fsys, dotgit) {
+					c.gitRepo(p, allowed, dotgit, dir)
+					return
+				}
 			default:
 				data, err := fsys.ReadFile(dotgit)
 				if err != nil {
@@ -275,18 +294,21 @@ func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				}
 				target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
 				if !ok {
-					return
+					return // git stops: "invalid gitfile format"
 				}
 				target = strings.TrimSpace(target)
 				if !filepath.IsAbs(target) {
 					target = filepath.Join(dir, target)
 				}
-				c.gitConfigWritable(p, allowed, filepath.Clean(target))
+				if real, err := canonicalize(filepath.Clean(target), fsys); err == nil {
+					target = real
+				}
+				c.gitRepo(p, allowed, filepath.Clean(target), dir)
+				return
 			}
-			return
 		}
 		if isGitDir(fsys, dir) {
-			c.gitConfigWritable(p, allowed, dir)
+			c.gitRepo(p, allowed, dir, dir)
 			return
 		}
 		parent := filepath.Dir(dir)
@@ -297,12 +319,16 @@ func gitExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	}
 }
 
-// isGitDir reports whether dir looks like a repository directory to git:
-// HEAD, objects/ and refs/.
+// isGitDir reports whether dir is a repository directory to git
+// (is_git_directory): a HEAD, and objects/ and refs/ in its common
+// directory, which a commondir file names. A HEAD beside a commondir file
+// counts whatever that names: git may take it for a repository.
 func isGitDir(fsys FS, dir string) bool {
-	fi, err := fsys.Stat(childPath(dir, "HEAD"))
-	if err != nil || fi.IsDir() {
+	if _, err := fsys.Lstat(childPath(dir, "HEAD")); err != nil {
 		return false
+	}
+	if _, err := fsys.Lstat(childPath(dir, "commondir")); err == nil {
+		return true
 	}
 	if fi, err := fsys.Stat(childPath(dir, "objects")); err != nil || !fi.IsDir() {
 		return false
@@ -311,6 +337,22 @@ func isGitDir(fsys FS, dir string) bool {
 		return false
 	}
 	return true
+}
+
+// gitRepo checks a git run on the repository directory gitDir, whose
+// working tree is top: the files its configuration names, then whether
+// tool calls can write the configuration itself.
+func (c *checker) gitRepo(p *parsed, allowed allowEntries, gitDir, top string) {
+	named, key, err := c.gitConfigNamesWritable(gitDir, top)
+	switch {
+	case err != nil:
+		c.danger(p, allowed, "repository", "in repository "+gitDir, "has a configuration that cannot be checked ("+err.Error()+")")
+	case named != "":
+		c.danger(p, allowed, "repository", "in repository "+gitDir,
+			fmt.Sprintf("would run or read %s, which its configuration names (%s) and tool calls can write", named, key))
+	default:
+		c.gitConfigWritable(p, allowed, gitDir)
+	}
 }
 
 // gitConfigWritable refuses a git run on a repository directory whose
@@ -335,10 +377,6 @@ func (c *checker) gitConfigWritable(p *parsed, allowed allowEntries, gitDir stri
 				cannot = "this host gives programs no private view"
 			} else if err := c.env.ReadOnlyRepo(gitDir); err != nil {
 				cannot = err.Error()
-			} else if named, key, err := c.gitConfigNamesWritable(gitDir, gitTop(gitDir)); err != nil {
-				cannot = "its configuration cannot be checked: " + err.Error()
-			} else if named != "" {
-				cannot = fmt.Sprintf("its %s names %s, which tool calls can write", key, named)
 			} else if !allowed.names("repository") {
 				c.note(fmt.Sprintf("git runs with %s read-only (this scope lets programs write it, so the private view keeps it read-only for every program of the session): git commands that write the repository, such as commit, add and checkout, fail", gitDir))
 				return

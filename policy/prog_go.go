@@ -18,6 +18,16 @@ func registerGo(add adder) {
 	add(&spec{extra: gofmtExtra, opts: opts(inPlace("-w"), fl("-l"), fl("-d"), fl("-s"), fl("-e"), val("-r"), wr("-cpuprofile"))}, "gofmt")
 }
 
+// goBuildVCSOff reports whether -buildvcs=false keeps go from running git.
+func goBuildVCSOff(p *parsed) bool {
+	for _, a := range p.args {
+		if a.known && (a.s == "-buildvcs=false" || a.s == "--buildvcs=false") {
+			return true
+		}
+	}
+	return false
+}
+
 // goExtra checks what go's subcommands do with their operands and flags.
 func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	sub := ""
@@ -32,6 +42,13 @@ func goExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				c.danger(p, allowed, "run pkg@version", "run "+a.s, "downloads and runs code from outside the scope")
 			}
 		}
+	}
+	if (sub == "build" || sub == "install") && !goBuildVCSOff(p) && st.cwd != "" {
+		// -buildvcs (auto) stamps the binary with what git says of the
+		// repository the package lies in: go runs git there.
+		c.gitDiscover(p, allowed, st.cwd)
+	}
+	switch sub {
 	case "tool":
 		if len(ops) > 0 && ops[0].known {
 			switch t := ops[0].s; {
