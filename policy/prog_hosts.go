@@ -55,6 +55,7 @@ func (c *checker) hostArgs(p *parsed) {
 	if c.s.net.Mode() == NetworkAny {
 		return
 	}
+	c.optionHosts(p)
 	ops := p.operands()
 	sub := ""
 	if len(p.subPath) > 0 {
@@ -62,30 +63,8 @@ func (c *checker) hostArgs(p *parsed) {
 	}
 	switch p.prog {
 	case "curl":
-		for _, a := range append(ops, p.values("--url")...) {
+		for _, a := range ops {
 			c.urlArg(a, "http", "curl connects to")
-		}
-		for _, v := range p.values("-x") {
-			c.proxyArg(v, 1080, "curl connects to the proxy")
-		}
-		for _, v := range p.values("--connect-to") {
-			// HOST1:PORT1:HOST2:PORT2: connect to HOST2:PORT2 instead.
-			if f := splitColons(v); v.known && len(f) == 4 && f[2] != "" {
-				port, err := strconv.Atoi(cmpOr(f[3], f[1], "443"))
-				if err == nil {
-					c.host(target{f[2], port}, "curl --connect-to connects to")
-				}
-			}
-		}
-		for _, v := range p.values("--resolve") {
-			// [+]HOST:PORT:ADDR[,ADDR]: connect to ADDR.
-			if f := splitColons(v); v.known && len(f) == 3 && !strings.HasPrefix(f[0], "-") {
-				if port, err := strconv.Atoi(f[1]); err == nil {
-					for _, a := range strings.Split(f[2], ",") {
-						c.host(target{a, port}, "curl --resolve connects to")
-					}
-				}
-			}
 		}
 	case "wget":
 		for _, a := range ops {

@@ -10,6 +10,13 @@ import "strings"
 // (wgetrc commands). ssh -o ProxyCommand, LocalCommand, KnownHostsCommand
 // and Match exec run local programs (ssh_config(5)); scp -S and rsync -e run
 // another remote-shell program (GTFOBins: ssh, scp, rsync, "Shell").
+//
+// The options marked dest name where they connect besides the URL: curl's
+// proxies (-x, --preproxy, --proxy1.0, --socks4, --socks4a, --socks5,
+// --socks5-hostname), its DNS-over-HTTPS server and name servers, the
+// address --connect-to and --resolve send a request to; wget's base URL
+// and the proxies its -e wgetrc commands set. Their hosts are decided
+// against network before the command runs (prog_hosts.go).
 
 // registerNetwork adds the table rows of this file.
 func registerNetwork(add adder) {
@@ -17,10 +24,15 @@ func registerNetwork(add adder) {
 		val("-d --data --data-binary --data-ascii --json"), val("--data-urlencode"), val("--data-raw"), val("-F --form"), val("--form-string"),
 		wr("-c --cookie-jar"), wr("-D --dump-header"), wr("--trace --trace-ascii --stderr --libcurl --etag-save"), val("-b --cookie"),
 		rd("-E --cert"), rd("--key"), rd("--cacert"), rd("--netrc-file"), val("-u --user"), val("-H --header"), val("-X --request"),
-		val("-A --user-agent"), val("-e --referer"), val("--url"), val("-m --max-time"), val("--connect-timeout"), val("-w --write-out"),
-		val("-x --proxy"), val("--noproxy"), val("-r --range"), val("--retry"), val("-z --time-cond"), val("--resolve"), val("--connect-to"))}, "curl")
+		val("-A --user-agent"), val("-e --referer"), val("-m --max-time"), val("--connect-timeout"), val("-w --write-out"),
+		val("--noproxy"), val("-r --range"), val("--retry"), val("-z --time-cond"),
+		dest(val("--url"), connRequest), dest(val("-x --proxy"), connProxy), dest(val("--preproxy"), connProxy),
+		dest(val("--proxy1.0"), connProxy), dest(val("--socks4"), connProxy), dest(val("--socks4a"), connProxy),
+		dest(val("--socks5"), connProxy), dest(val("--socks5-hostname"), connProxy), dest(val("--doh-url"), connHTTPS),
+		dest(val("--ipfs-gateway"), connHTTPS), dest(val("--dns-servers"), connNameServers),
+		dest(val("--connect-to"), connConnectTo), dest(val("--resolve"), connResolve))}, "curl")
 	add(&spec{operands: opNone, opts: opts(wr("-O --output-document"), wr("-o --output-file"), wr("-a --append-output"),
-		chdir("-P --directory-prefix"), rd("-i --input-file"), rd("--post-file"), conf("-e --execute", "runs wgetrc commands"),
+		chdir("-P --directory-prefix"), rd("-i --input-file"), rd("--post-file"), dest(conf("-e --execute", "runs wgetrc commands"), connWgetrc), dest(val("-B --base"), connRequest),
 		exe("--use-askpass", whyExec), conf("--config", "loads wgetrc commands (output_document…)"), val("-t --tries"), val("-T --timeout"), val("-U --user-agent"),
 		val("--header"), val("--post-data"), val("-l --level"), val("-A --accept"), val("-R --reject"))}, "wget")
 	add(&spec{posixStop: true, operands: opNone, extra: sshExtra, opts: opts(val("-o"), rd("-F"), wr("-E"), rd("-i"), val("-S"),
