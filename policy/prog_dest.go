@@ -71,8 +71,20 @@ func longName(o *option) string {
 
 // connTargets returns the hosts and ports a value of kind k makes the
 // program connect to; reqs are the command's requests (for an empty
-// field of --connect-to). ok is false when the value cannot be read.
-func connTargets(k connKind, v string, reqs []target) (ts []target, ok bool) {
+// field of --connect-to). ok is false when the value cannot be read, or
+// names an empty host or a port out of range.
+func connTargets(k connKind, v string, reqs []target) ([]target, bool) {
+	ts, ok := readConnValue(k, v, reqs)
+	for _, t := range ts {
+		if t.host == "" || t.port < 0 || t.port > 65535 {
+			return nil, false
+		}
+	}
+	return ts, ok
+}
+
+// readConnValue reads a value of kind k (see connTargets).
+func readConnValue(k connKind, v string, reqs []target) (ts []target, ok bool) {
 	switch k {
 	case connRequest, connHTTPS:
 		def := "http"
