@@ -389,16 +389,6 @@ func rawValues(args []arg, name string) []arg {
 	return out
 }
 
-// cmpOr returns the first non-empty string.
-func cmpOr(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // hostVar checks a variable that names a host programs connect to: a
 // proxy (http_proxy…), Go's module proxy and checksum database. A value
 // known only at run time is decided when the program connects.
