@@ -289,6 +289,11 @@ func TestProgHostsOptions(t *testing.T) {
 		{cmd: "wget -e robots=off https://github.com/x"},
 		{cmd: "wget -B https://github.com/ -i a.json"},
 		{cmd: "wget --base=https://evil.example/ -i a.json", reason: deny},
+		// curl 8.3's --expand-OPTION is OPTION, its {{variables}} known only at run time.
+		{cmd: "curl --expand-proxy=evil.example https://github.com", reason: deny},
+		{cmd: "curl --expand-url=https://evil.example/", reason: deny},
+		{cmd: "curl --expand-proxy '{{env:P}}' https://github.com"},
+		{cmd: "curl --expand-output '{{o}}' https://github.com", reason: "dynamic_command"},
 		// A value known only at run time is decided when curl connects.
 		{cmd: "curl -x \"$P\" https://github.com"},
 	})

@@ -20,7 +20,7 @@ import "strings"
 
 // registerNetwork adds the table rows of this file.
 func registerNetwork(add adder) {
-	add(&spec{operands: opNone, extra: curlExtra, opts: opts(wr("-o --output"), wr("--output-dir"), conf("-K --config", "loads options (url = file:…, output) from a file"), rd("-T --upload-file"),
+	add(&spec{operands: opNone, rewrite: curlExpand, extra: curlExtra, opts: opts(wr("-o --output"), wr("--output-dir"), conf("-K --config", "loads options (url = file:…, output) from a file"), rd("-T --upload-file"),
 		val("-d --data --data-binary --data-ascii --json"), val("--data-urlencode"), val("--data-raw"), val("-F --form"), val("--form-string"),
 		wr("-c --cookie-jar"), wr("-D --dump-header"), wr("--trace --trace-ascii --stderr --libcurl --etag-save"), val("-b --cookie"),
 		rd("-E --cert"), rd("--key"), rd("--cacert"), rd("--netrc-file"), val("-u --user"), val("-H --header"), val("-X --request"),
@@ -45,6 +45,45 @@ func registerNetwork(add adder) {
 		wr("--temp-dir -T"), wr("--partial-dir"), val("--exclude"), val("--include"), val("-f --filter"), val("--chmod"),
 		val("--chown"), val("--timeout"), val("--bwlimit"), val("--max-size"), val("--min-size"), val("-B --block-size"),
 		flags("-a -r -v -z -P -n -u -l -L -p -t -g -o -D -H -A -X -c -h -q -i -W -x -R -S --delete --dry-run --archive --progress"))}, "rsync")
+}
+
+// curlExpand reads curl's --expand-OPTION VALUE (curl 8.3) as OPTION
+// VALUE: the option is the same, with the {{name}} in its value replaced at
+// run time by a variable (--variable, from text, a file or the
+// environment). A value holding {{ is thus known only at run time. Options
+// after -- are operands.
+func curlExpand(argv []arg) []arg {
+	var out []arg
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		name, ok := strings.CutPrefix(a.s, "--expand-")
+		if a.known && a.s == "--" {
+			return append(out, argv[i:]...)
+		}
+		if !a.known || !ok {
+			out = append(out, a)
+			continue
+		}
+		if opt, v, hasEq := strings.Cut(name, "="); hasEq {
+			out = append(out, arg{s: "--" + opt, known: true}, curlExpanded(arg{s: v, known: true}))
+			continue
+		}
+		out = append(out, arg{s: "--" + name, known: true})
+		if i+1 < len(argv) {
+			i++
+			out = append(out, curlExpanded(argv[i]))
+		}
+	}
+	return out
+}
+
+// curlExpanded is the value of an --expand- option: known only at run time
+// when it names a variable.
+func curlExpanded(v arg) arg {
+	if v.known && strings.Contains(v.s, "{{") {
+		return arg{s: v.s, unbounded: true, data: true}
+	}
+	return v
 }
 
 // curlExtra checks the files named by -d @file and -F name=@file.
