@@ -83,7 +83,9 @@
 //     name and a file read), chdir, exe (runs a program), code (inline
 //     code), conf (configuration that can run programs), dflag (a dangerous
 //     flag), pat and patFile (the pattern or script, or a file holding it),
-//     inPlace and inPlaceSuffix. Give every dangerous one its why, in the
+//     inPlace and inPlaceSuffix; mark with dest and a connKind an option
+//     whose value names where the program connects (a proxy, a name
+//     server, an address it sends a request to). Give every dangerous one its why, in the
 //     words a denial shows the model. Pick the operands mode (opRead,
 //     opPatternFirst, opWriteLast, …) and, for a program with subcommands,
 //     subs, defSub and subDanger.

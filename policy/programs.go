@@ -42,7 +42,8 @@ func opt(names string, a arity, eff effect, why string) option {
 // conf configuration that can run programs, dflag a dangerous flag, pat a
 // pattern or script, patFile a file holding one, inPlace and inPlaceSuffix
 // an in-place edit (without or with a backup suffix), pair a name and a
-// value, rdPair a name and a file read.
+// value, rdPair a name and a file read; dest marks a value naming a host
+// connected to.
 func fl(names string) option            { return opt(names, flagOpt, effNone, "") }
 func val(names string) option           { return opt(names, valueOpt, effNone, "") }
 func oval(names string) option          { return opt(names, optValueOpt, effNone, "") }
@@ -61,6 +62,10 @@ func inPlace(names string) option       { return opt(names, flagOpt, effInPlace,
 func pair(names string) option          { return opt(names, pairOpt, effNone, "") }
 func rdPair(names string) option        { return opt(names, pairOpt, effRead, "") }
 func stopAt(o option) option            { o.stop = true; return o }
+
+// dest marks an option whose value names where the program connects,
+// read as k says: its host is checked against network (prog_hosts.go).
+func dest(o option, k connKind) option { o.conn = k; return o }
 
 // opts gathers options and lists of options.
 func opts(items ...any) []option {
