@@ -64,8 +64,19 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 			c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: "builtin",
 				Message: "builtin names a command that is not a checked shell builtin"})
 		}
-	case "export", "declare", "typeset", "local", "readonly", "let":
+	case "export", "declare", "typeset", "local", "readonly":
 		c.declareWords(name, args, st)
+	case "let":
+		// Reached through builtin or command, its words are plain words
+		// that let evaluates as arithmetic.
+		for _, a := range args[1:] {
+			if !a.known {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
+					Message: "let with an argument known only at run time cannot be checked"})
+				continue
+			}
+			c.arithString(a.s, st, false)
+		}
 	default:
 		return false
 	}
