@@ -21,7 +21,7 @@ const shellName = "sh"
 func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 	switch name {
 	case "true", "false", ":", "echo", "pwd", "shift", "exit", "return",
-		"break", "continue", "wait", "type", "umask", "ulimit",
+		"break", "continue", "type", "umask", "ulimit",
 		"times", "jobs", "fg", "bg", "disown", "dirs", "caller",
 		"help", "logout", "suspend":
 	case "unset":
@@ -32,7 +32,7 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 		c.shopt(args, st)
 	case "set":
 		c.set(args, st)
-	case "read", "printf", "mapfile", "readarray", "getopts":
+	case "read", "printf", "mapfile", "readarray", "getopts", "wait":
 		c.assigningBuiltin(name, args, st)
 	case "cd", "pushd":
 		c.cd(name, args, st)
@@ -407,6 +407,17 @@ func changedVars(before, after *shellState) []string {
 func assignedNames(builtin string, args []arg) []arg {
 	var names []arg
 	valued := map[string]bool{"read": true, "mapfile": true, "readarray": true}
+	if builtin == "wait" {
+		// wait -p NAME assigns the id of the job that ended; the other
+		// operands are jobs.
+		for i := 0; i < len(args); i++ {
+			if a := args[i]; a.known && strings.HasPrefix(a.s, "-") && strings.HasSuffix(a.s, "p") && a.s != "--" && i+1 < len(args) {
+				names = append(names, args[i+1])
+				i++
+			}
+		}
+		return names
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a.known && builtin == "printf" && strings.HasPrefix(a.s, "-v") && len(a.s) > 2 {
