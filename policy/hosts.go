@@ -62,6 +62,18 @@ func (n Network) checkHost(host string, port int, what string) []Violation {
 	return []Violation{n.hostViolation(host, port, what)}
 }
 
+// anyHost refuses, unless network is any, a program that connects to
+// whatever host another party names (ssh -R without a destination); what
+// says who connects.
+func (c *checker) anyHost(what string) {
+	if c.s.net.Mode() == NetworkAny {
+		return
+	}
+	w := Widening{Flag: "--network", Value: "any"}
+	c.add(Violation{Reason: ReasonHostNotInScope, Resource: anyDest, Rule: ruleNetwork, Widen: []Widening{w},
+		Message: fmt.Sprintf("%s any host the remote side asks for (a SOCKS proxy), which only network: any allows; the user can allow it with: %s", what, ExpandHint(w))})
+}
+
 // joinHostPort writes host:port, bracketing an IPv6 address.
 func joinHostPort(host string, port int) string {
 	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {

@@ -24,7 +24,14 @@ const (
 	connConnectTo            // curl's HOST1:PORT1:HOST2:PORT2, an empty HOST2 or PORT2 the request's own
 	connResolve              // curl's [+]HOST:PORT:ADDR[,ADDR]…: ADDR at PORT; -HOST:PORT removes an entry
 	connWgetrc               // a wgetrc command (wget -e): http_proxy, https_proxy, ftp_proxy, base
+	connSSHRemote            // ssh -R [bind:]port:host:hostport: this machine connects to host:hostport; [bind:]port alone makes a SOCKS proxy
+	connSSHStdio             // ssh -W host:port: the session's stream goes to host:port
 )
+
+// anyDest is the host of a target that stands for every host: ssh -R
+// without a destination makes the local ssh a SOCKS proxy that connects
+// wherever the remote side asks. Only network: any allows it.
+const anyDest = "*"
 
 // optionHosts checks the hosts named by the options of p marked dest.
 func (c *checker) optionHosts(p *parsed) {
@@ -54,6 +61,10 @@ func (c *checker) optionHosts(p *parsed) {
 			continue
 		}
 		for _, t := range ts {
+			if t.host == anyDest {
+				c.anyHost(what)
+				continue
+			}
 			c.host(t, what)
 		}
 	}
@@ -121,6 +132,10 @@ func readConnValue(k connKind, v string, reqs []target) (ts []target, ok bool) {
 		return resolveTargets(v)
 	case connWgetrc:
 		return wgetrcTargets(v)
+	case connSSHRemote:
+		return sshRemoteTargets(v)
+	case connSSHStdio:
+		return sshStdioTargets(v)
 	}
 	return nil, true
 }

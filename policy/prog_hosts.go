@@ -81,16 +81,14 @@ func (c *checker) hostArgs(p *parsed) {
 			port = lastPort(p, "-P", 22)
 		}
 		c.jumpHosts(p)
+		c.sshForwardOptions(p)
 		if len(ops) > 0 && ops[0].known {
-			if t, ok := scpTarget(ops[0].s, port); ok && p.prog == "sftp" {
-				c.sshHost(p, t)
-			} else if t, ok := sshTarget(ops[0].s, port); ok {
-				c.sshHost(p, t)
-			}
+			c.sshDest(p, ops[0].s, port)
 		}
 	case "scp":
 		port := lastPort(p, "-P", 22)
 		c.jumpHosts(p)
+		c.sshForwardOptions(p)
 		for _, a := range ops {
 			if !a.known {
 				continue
@@ -207,6 +205,33 @@ func (c *checker) gitHosts(sub string, ops []arg) {
 	}
 }
 
+// sshDest checks the destination of ssh ([user@]host or
+// ssh://[user@]host[:port]) or sftp ([user@]host[:path] or
+// sftp://[user@]host[:port][/path]); port is the one -p or -P gives. A
+// URL of another scheme is no destination the program reads: refused.
+func (c *checker) sshDest(p *parsed, s string, port int) {
+	scheme, _, isURL := splitScheme(s)
+	var t target
+	ok := false
+	switch {
+	case isURL && strings.EqualFold(scheme, p.prog):
+		t, ok = urlTarget(s, "")
+	case isURL:
+	case p.prog == "sftp" && strings.Contains(s, ":") && !(strings.Contains(s, "[") && !strings.Contains(s, "]:")):
+		t, ok = scpTarget(s, port)
+	default:
+		t, ok = sshTarget(s, port)
+	}
+	if !ok {
+		c.host(target{s, 0}, p.prog+" connects to")
+		return
+	}
+	if h, isBracketed := strings.CutPrefix(t.host, "["); isBracketed {
+		t.host = strings.TrimSuffix(h, "]")
+	}
+	c.sshHost(p, t)
+}
+
 // jumpHosts checks ssh's and scp's jump hosts: -J and -o ProxyJump.
 func (c *checker) jumpHosts(p *parsed) {
 	for _, v := range append(p.values("-J"), sshOptions(p, "proxyjump")...) {
@@ -230,9 +255,10 @@ func (c *checker) jumpHosts(p *parsed) {
 	}
 }
 
-// sshHost checks the destination t of ssh or scp as its -o options change
-// it (ssh_config(5)): HostName replaces the host (%h being the host given,
-// %% a percent sign), Port the port. Every value given is checked.
+// sshHost checks the destination t of ssh, scp or sftp as its -o options
+// change it (ssh_config(5)): HostName replaces the host (%h being the host
+// given, %% a percent sign), Port the port, CanonicalDomains appends a
+// domain (sshCanonical). Every value given is checked.
 func (c *checker) sshHost(p *parsed, t target) {
 	hosts := []string{t.host}
 	if names := sshOptions(p, "hostname"); len(names) > 0 {
@@ -241,6 +267,7 @@ func (c *checker) sshHost(p *parsed, t target) {
 			hosts = append(hosts, strings.NewReplacer("%%", "%", "%h", t.host).Replace(n.s))
 		}
 	}
+	hosts = append(hosts, sshCanonical(p, hosts)...)
 	ports := []int{t.port}
 	for _, v := range sshOptions(p, "port") {
 		n, err := strconv.Atoi(v.s)
@@ -256,11 +283,23 @@ func (c *checker) sshHost(p *parsed, t target) {
 	}
 }
 
-// sshOptions returns the values of the -o options of ssh or scp with the
-// keyword key (lower case), written "Keyword=value" or "Keyword value" as
-// ssh_config(5) reads them. A value known only at run time is refused by
-// sshExtra.
+// sshOptions returns the values of the -o options of ssh, scp or sftp
+// with the keyword key (lower case), a value in double quotes unquoted.
 func sshOptions(p *parsed, key string) []arg {
+	out := sshOptionValues(p, key)
+	for i, v := range out {
+		if len(v.s) >= 2 && v.s[0] == '"' && v.s[len(v.s)-1] == '"' {
+			out[i].s = v.s[1 : len(v.s)-1]
+		}
+	}
+	return out
+}
+
+// sshOptionValues returns the values of the -o options of ssh, scp or
+// sftp with the keyword key (lower case), written "Keyword=value" or
+// "Keyword value" as ssh_config(5) reads them, as written. A value known
+// only at run time is refused by sshExtra.
+func sshOptionValues(p *parsed, key string) []arg {
 	var out []arg
 	for _, v := range p.values("-o") {
 		if !v.known {
@@ -268,18 +307,63 @@ func sshOptions(p *parsed, key string) []arg {
 		}
 		s := strings.TrimLeft(v.s, " \t")
 		i := strings.IndexAny(s, " \t=")
-		if i < 0 || !strings.EqualFold(s[:i], key) {
+		if i < 0 || !strings.EqualFold(strings.Trim(s[:i], `"`), key) {
 			continue
 		}
 		val := strings.TrimLeft(s[i:], " \t")
 		if rest, ok := strings.CutPrefix(val, "="); ok {
 			val = strings.TrimLeft(rest, " \t")
 		}
-		val = strings.TrimRight(val, " \t")
-		if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
-			val = val[1 : len(val)-1]
+		out = append(out, arg{s: strings.TrimRight(val, " \t"), known: true})
+	}
+	return out
+}
+
+// sshCanonical returns the names ssh may connect to instead of hosts when
+// it canonicalizes them (ssh_config(5) CanonicalizeHostname): each host
+// followed by each domain of -o CanonicalDomains, for a host name (not an
+// address, no trailing dot) with at most CanonicalizeMaxDots dots (1 by
+// default, else the largest given). Canonicalization is assumed on unless every -o
+// CanonicalizeHostname given says no: the configuration files may turn it
+// on. A domain list that cannot be read yields a name no entry allows.
+func sshCanonical(p *parsed, hosts []string) []string {
+	var domains []string
+	for _, v := range sshOptionValues(p, "canonicaldomains") {
+		args, ok := sshConfigArgs(v.s)
+		if !ok {
+			args = []string{v.s}
 		}
-		out = append(out, arg{s: val, known: true})
+		domains = append(domains, args...)
+	}
+	if len(domains) == 0 {
+		return nil
+	}
+	on := false
+	modes := sshOptions(p, "canonicalizehostname")
+	for _, m := range modes {
+		on = on || !strings.EqualFold(m.s, "no")
+	}
+	if len(modes) > 0 && !on {
+		return nil
+	}
+	maxDots := 1
+	for i, v := range sshOptions(p, "canonicalizemaxdots") {
+		n, err := strconv.Atoi(v.s)
+		if err != nil {
+			n = 1 << 30
+		}
+		if i == 0 || n > maxDots {
+			maxDots = n
+		}
+	}
+	var out []string
+	for _, h := range hosts {
+		if _, isAddr := parseAddr(h); isAddr || strings.HasSuffix(h, ".") || strings.Count(h, ".") > maxDots {
+			continue
+		}
+		for _, d := range domains {
+			out = append(out, h+"."+d)
+		}
 	}
 	return out
 }

@@ -2,21 +2,23 @@ package policy
 
 import "strings"
 
-// Network clients: curl, wget, ssh, scp, rsync.
+// Network clients: curl, wget, ssh, scp, sftp, rsync.
 //
 // They read and write local files: curl -o, -T, -K, -d @file and -F
 // name=@file (curl's manual: "If you start the data with the letter @, the
 // rest should be a file name to read the data from"); wget -O, -i and -e
 // (wgetrc commands). ssh -o ProxyCommand, LocalCommand, KnownHostsCommand
-// and Match exec run local programs (ssh_config(5)); scp -S and rsync -e run
-// another remote-shell program (GTFOBins: ssh, scp, rsync, "Shell").
+// and Match exec run local programs (ssh_config(5)); scp -S, sftp -S and
+// rsync -e run another remote-shell program (GTFOBins: ssh, scp, rsync,
+// "Shell"); scp -D and sftp -D run a local SFTP server instead.
 //
 // The options marked dest name where they connect besides the URL: curl's
 // proxies (-x, --preproxy, --proxy1.0, --socks4, --socks4a, --socks5,
 // --socks5-hostname), its DNS-over-HTTPS server and name servers, the
 // address --connect-to and --resolve send a request to; wget's base URL
-// and the proxies its -e wgetrc commands set. Their hosts are decided
-// against network before the command runs (prog_hosts.go).
+// and the proxies its -e wgetrc commands set; ssh's -R and -W
+// (prog_ssh_forward.go). Their hosts are decided against network before
+// the command runs (prog_hosts.go).
 
 // registerNetwork adds the table rows of this file.
 func registerNetwork(add adder) {
@@ -36,10 +38,13 @@ func registerNetwork(add adder) {
 		exe("--use-askpass", whyExec), conf("--config", "loads wgetrc commands (output_document…)"), val("-t --tries"), val("-T --timeout"), val("-U --user-agent"),
 		val("--header"), val("--post-data"), val("-l --level"), val("-A --accept"), val("-R --reject"))}, "wget")
 	add(&spec{posixStop: true, operands: opNone, extra: sshExtra, opts: opts(val("-o"), rd("-F"), wr("-E"), rd("-i"), val("-S"),
-		val("-p"), val("-l"), val("-L"), val("-R"), val("-D"), val("-J"), val("-W"), val("-b"), val("-c"), val("-m"), val("-O"), val("-Q"),
+		val("-p"), val("-l"), val("-L"), dest(val("-R"), connSSHRemote), val("-D"), val("-J"), dest(val("-W"), connSSHStdio), val("-b"), val("-c"), val("-m"), val("-O"), val("-Q"),
 		val("-w"), val("-e"), val("-B"), val("-I"), flags("-4 -6 -A -a -C -f -G -g -K -k -M -N -n -q -s -T -t -V -v -X -x -Y -y"))}, "ssh")
 	add(&spec{operands: opWriteLast, extra: sshExtra, opts: opts(exe("-S", whyExec), rd("-F"), val("-o"), rd("-i"), val("-P"),
-		val("-l"), val("-c"), val("-J"), val("-D"), val("-X"), flags("-3 -4 -6 -A -B -C -O -p -q -R -r -s -T -v"))}, "scp")
+		val("-l"), val("-c"), val("-J"), exe("-D", "runs a local SFTP server program"), val("-X"), flags("-3 -4 -6 -A -B -C -O -p -q -R -r -s -T -v"))}, "scp")
+	add(&spec{operands: opNone, extra: sshExtra, opts: opts(exe("-S", whyExec), exe("-D", "runs a local SFTP server program"), rd("-F"), val("-o"),
+		rd("-i"), val("-P"), val("-J"), rd("-b"), val("-B"), val("-c"), val("-l"), val("-R"), val("-s"), val("-X"),
+		flags("-4 -6 -A -a -C -f -N -p -q -r -v"))}, "sftp")
 	add(&spec{operands: opWriteLast, opts: opts(exe("-e --rsh", "runs a remote shell program"), exe("--rsync-path", whyExec),
 		wr("--log-file"), rd("--files-from"), rd("--exclude-from"), rd("--include-from"), rd("--password-file"), wr("--backup-dir"),
 		wr("--temp-dir -T"), wr("--partial-dir"), val("--exclude"), val("--include"), val("-f --filter"), val("--chmod"),
@@ -151,17 +156,43 @@ func curlDataFiles(id, v string) []string {
 	return out
 }
 
-// sshExtra refuses -o options that run programs or load code.
+// sshExtra refuses -o options that run programs or load code, and checks
+// the local Unix socket an -R or -o RemoteForward forwarding connects to
+// as a file written to.
 func sshExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, v := range p.values("-o") {
 		if !v.known {
 			c.danger(p, allowed, "-o", "-o", "sets an option known only at run time")
 			continue
 		}
-		key := strings.ToLower(strings.TrimSpace(strings.FieldsFunc(v.s, func(r rune) bool { return r == '=' || r == ' ' })[0]))
-		switch key {
+		key, _, _ := strings.Cut(strings.TrimLeft(v.s, " \t"), "=")
+		key, _, _ = strings.Cut(strings.TrimRight(key, " \t"), " ")
+		key, _, _ = strings.Cut(key, "\t")
+		switch key = strings.ToLower(strings.Trim(key, `"`)); key {
 		case "proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand", "match", "include", "controlpath", "controlmaster", "proxyuseeconnect", "remotecommand", "securitykeyprovider", "pkcs11provider", "sshaskpass":
 			c.danger(p, allowed, "-o", "-o "+key, "runs programs or loads code")
+		}
+	}
+	var specs []string
+	if p.prog == "ssh" {
+		for _, v := range p.values("-R") {
+			if v.known {
+				specs = append(specs, v.s)
+			}
+		}
+	}
+	for _, v := range sshOptionValues(p, "remoteforward") {
+		if spec, ok := sshRemoteForwardSpec(v.s); ok {
+			specs = append(specs, spec)
+		}
+	}
+	for _, spec := range specs {
+		if path, ok := sshLocalSocket(spec); ok {
+			if strings.ContainsAny(path, "%~") {
+				c.unknownOperand(p.prog + " -R socket " + path)
+				continue
+			}
+			c.operand(path, AccessWrite, st.cwd, p.prog+" -R connects to the socket")
 		}
 	}
 }

@@ -3,7 +3,7 @@ package policy_test
 import "testing"
 
 func TestProgNetwork(t *testing.T) {
-	runProgCases(t, []string{"curl", "wget", "ssh", "scp", "rsync"}, []progCase{
+	runProgCases(t, []string{"curl", "wget", "ssh", "scp", "sftp", "rsync"}, []progCase{
 		{cmd: "curl -s https://example.com"},
 		{cmd: "curl -o page.html https://example.com"},
 		{cmd: "curl -o OUT/page.html https://example.com", reason: "path_not_in_scope"},
@@ -13,6 +13,20 @@ func TestProgNetwork(t *testing.T) {
 		{cmd: "wget -O OUT/x https://example.com", reason: "path_not_in_scope"},
 		{cmd: "ssh -o ProxyCommand='sh -c id' host", reason: "dangerous_argument"},
 		{cmd: "scp -S sh a.json host:", reason: "dangerous_argument"},
+		{cmd: "scp -D /usr/lib/openssh/sftp-server a.json host:", reason: "dangerous_argument"},
+		{cmd: "sftp -S sh host", reason: "dangerous_argument"},
+		{cmd: "sftp -D 'sh -c id' host", reason: "dangerous_argument"},
+		{cmd: "sftp -o ProxyCommand='sh -c id' host", reason: "dangerous_argument"},
+		{cmd: "sftp -o LocalCommand=id host", reason: "dangerous_argument"},
+		{cmd: "ssh -o '\"ProxyCommand\" sh -c id' host", reason: "dangerous_argument"},
+		{cmd: "sftp -b.env host", reason: "path_denied"},
+		{cmd: "sftp -FOUT/config host", reason: "path_not_in_scope"},
+		{cmd: "sftp -b a.json host"},
+		{cmd: "ssh -R 9000:/var/run/docker.sock host", reason: "path_not_in_scope"},
+		{cmd: "ssh -o 'RemoteForward /tmp/r.sock OUT/app.sock' host", reason: "path_not_in_scope"},
+		{cmd: "ssh -R '9000:/run/%u.sock' host", reason: "dynamic_command"},
+		{cmd: "ssh -R 9000:PROJ/app.sock host"},
+		{cmd: "ssh -L 9000:/var/run/docker.sock host"},
 		{cmd: "rsync -e 'sh -c id' a.json host:", reason: "dangerous_argument"},
 	})
 }

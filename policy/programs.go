@@ -247,7 +247,7 @@ func groupOf(name string) (int, bool) {
 		return groupCargo, true
 	case "git":
 		return groupGit, true
-	case "curl", "wget", "ssh", "scp", "rsync":
+	case "curl", "wget", "ssh", "scp", "sftp", "rsync":
 		return groupNetwork, true
 	case "less", "more", "most", "vi", "vim", "nvim", "view", "vimdiff", "ex", "gvim", "emacs", "emacsclient", "man":
 		return groupEditors, true
