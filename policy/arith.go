@@ -54,6 +54,10 @@ func (c *checker) arithWalk(x syntax.ArithmExpr, st *shellState, cond bool) {
 		if name := arithIdent(n); name != "" {
 			c.arithRead(name, st)
 		}
+		if !shortParts(n.Parts) {
+			c.arithText(n, st, cond)
+			return
+		}
 		for _, p := range n.Parts {
 			if pe, ok := p.(*syntax.ParamExp); ok && pe.Param != nil {
 				c.arithRead(pe.Param.Value, st)
@@ -61,6 +65,110 @@ func (c *checker) arithWalk(x syntax.ArithmExpr, st *shellState, cond bool) {
 		}
 	}
 }
+
+// shortParts reports whether an arithmetic operand is made of plain text
+// and $name expansions only, which arithWalk reads one by one.
+func shortParts(parts []syntax.WordPart) bool {
+	for _, p := range parts {
+		switch p.(type) {
+		case *syntax.Lit, *syntax.ParamExp:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// maxArithText bounds how many times the text of an operand is evaluated
+// again (x holding "$x" in quotes would never end).
+const maxArithText = 8
+
+// arithText checks an arithmetic operand with quotes or substitutions in
+// it (let 'a[$(cmd)]', (( "$x" )), $(( $(cat f) ))): bash expands it and
+// evaluates the resulting text as arithmetic, where an array subscript
+// runs command substitutions. Known text is checked as the arithmetic it
+// is; text known only at run time must be made of numbers.
+func (c *checker) arithText(w *syntax.Word, st *shellState, cond bool) {
+	if v, ok := c.literal(w, st); ok {
+		c.arithString(v, st, cond)
+		return
+	}
+	c.arithParts(w.Parts, st)
+}
+
+// arithString checks text that bash evaluates as arithmetic (an operand's
+// expanded text, the words of let run through builtin or command).
+func (c *checker) arithString(v string, st *shellState, cond bool) {
+	if c.arithDepth >= maxArithText {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "arithmetic",
+			Message: "arithmetic text that expands to more arithmetic text, deeper than the checker follows"})
+		return
+	}
+	x, err := newParser().Arithmetic(strings.NewReader(v))
+	if err != nil {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: clip(v),
+			Message: "arithmetic text that cannot be parsed: " + err.Error()})
+		return
+	}
+	c.arithDepth++
+	defer func() { c.arithDepth-- }()
+	c.arithm(x, st, cond)
+}
+
+// arithParts checks the parts of an arithmetic operand known only at run
+// time: variables must hold numbers, substitutions must print one, and
+// names in its text are variables read.
+func (c *checker) arithParts(parts []syntax.WordPart, st *shellState) {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.DblQuoted:
+			c.arithParts(p.Parts, st)
+		case *syntax.Lit:
+			c.arithNames(p.Value, st)
+		case *syntax.SglQuoted:
+			c.arithNames(p.Value, st)
+		case *syntax.ParamExp:
+			if p.Param == nil || p.Excl || p.Names != 0 {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: "arithmetic",
+					Message: "arithmetic on an expansion known only at run time can run commands in bash (array subscripts are evaluated)"})
+				continue
+			}
+			if !p.Length {
+				c.arithRead(p.Param.Value, st)
+			}
+		case *syntax.ArithmExp:
+			// Its value is a number.
+		case *syntax.CmdSubst:
+			if !printsCount(p, st) {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: "$(( $(…) ))",
+					Message: "arithmetic on a command's output can run commands in bash (array subscripts in it are evaluated); only counts (wc, nproc, git rev-list --count) are taken as numbers"})
+			}
+		default:
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: "arithmetic",
+				Message: "arithmetic on text known only at run time can run commands in bash (array subscripts are evaluated)"})
+		}
+	}
+}
+
+// arithNames records the variables that names in arithmetic text read.
+func (c *checker) arithNames(s string, st *shellState) {
+	for i := 0; i < len(s); {
+		if !isNameStart(s[i]) || i > 0 && isNameByte(s[i-1]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isNameByte(s[j]) {
+			j++
+		}
+		c.arithRead(s[i:j], st)
+		i = j
+	}
+}
+
+// isNameStart and isNameByte classify the bytes of a variable name.
+func isNameStart(b byte) bool { return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
+func isNameByte(b byte) bool  { return isNameStart(b) || b >= '0' && b <= '9' }
 
 // assignedIdent is the variable an assignment operator (=, +=, …) sets
 // when it is a plain name, else "".

@@ -21,7 +21,7 @@ const shellName = "sh"
 func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 	switch name {
 	case "true", "false", ":", "echo", "pwd", "shift", "exit", "return",
-		"break", "continue", "wait", "type", "umask", "ulimit",
+		"break", "continue", "type", "umask", "ulimit",
 		"times", "jobs", "fg", "bg", "disown", "dirs", "caller",
 		"help", "logout", "suspend":
 	case "unset":
@@ -32,7 +32,7 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 		c.shopt(args, st)
 	case "set":
 		c.set(args, st)
-	case "read", "printf", "mapfile", "readarray", "getopts":
+	case "read", "printf", "mapfile", "readarray", "getopts", "wait":
 		c.assigningBuiltin(name, args, st)
 	case "cd", "pushd":
 		c.cd(name, args, st)
@@ -64,8 +64,19 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 			c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: "builtin",
 				Message: "builtin names a command that is not a checked shell builtin"})
 		}
-	case "export", "declare", "typeset", "local", "readonly", "let":
+	case "export", "declare", "typeset", "local", "readonly":
 		c.declareWords(name, args, st)
+	case "let":
+		// Reached through builtin or command, its words are plain words
+		// that let evaluates as arithmetic.
+		for _, a := range args[1:] {
+			if !a.known {
+				c.add(Violation{Reason: ReasonDynamicCommand, Resource: name,
+					Message: "let with an argument known only at run time cannot be checked"})
+				continue
+			}
+			c.arithString(a.s, st, false)
+		}
 	default:
 		return false
 	}
@@ -396,6 +407,17 @@ func changedVars(before, after *shellState) []string {
 func assignedNames(builtin string, args []arg) []arg {
 	var names []arg
 	valued := map[string]bool{"read": true, "mapfile": true, "readarray": true}
+	if builtin == "wait" {
+		// wait -p NAME assigns the id of the job that ended; the other
+		// operands are jobs.
+		for i := 0; i < len(args); i++ {
+			if a := args[i]; a.known && strings.HasPrefix(a.s, "-") && strings.HasSuffix(a.s, "p") && a.s != "--" && i+1 < len(args) {
+				names = append(names, args[i+1])
+				i++
+			}
+		}
+		return names
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a.known && builtin == "printf" && strings.HasPrefix(a.s, "-v") && len(a.s) > 2 {

@@ -782,7 +782,7 @@ func gitSpec() *spec {
 		"submodule":      {subDanger: map[string]string{"foreach": "runs a shell command in every submodule"}},
 		"bisect":         {subDanger: map[string]string{"run": "runs a script for every step"}},
 		"worktree":       {operands: opRead, subs: map[string]*spec{"add": {operands: opWriteFirst, opts: append(append([]option{}, common...), val("-b -B"))}, "move": {operands: opWrite}}},
-		"bundle":         {subs: map[string]*spec{"create": {operands: opWriteFirst}}},
+		"bundle":         {subs: map[string]*spec{"create": {operands: opWriteFirst}, "verify": {operands: opRead}, "list-heads": {operands: opRead}, "unbundle": {operands: opRead}}},
 		"init":           {operands: opWrite, opts: append(append([]option{}, common...), conf("--template", "copies hooks from a template directory"))},
 		"apply":          sub(dflag("--unsafe-paths", "writes outside the working tree"), val("-p"), val("--directory"), fl("--check"), fl("--stat"), fl("--numstat"), fl("--summary"), fl("--apply"), fl("--index"), fl("--cached"), fl("-R --reverse")),
 		"am":             sub(),

@@ -20,5 +20,8 @@ func TestProgGit(t *testing.T) {
 		{cmd: "git show HEAD:.env", reason: "path_denied"},
 		{cmd: "git grep --no-index TOKEN", reason: "path_denied"},
 		{cmd: "git -C OUT status", reason: "path_not_in_scope"},
+		{cmd: "git bundle verify OUT/x.json", reason: "path_not_in_scope"},
+		{cmd: "git bundle list-heads .env", reason: "path_denied"},
+		{cmd: "git bundle verify a.json"},
 	})
 }

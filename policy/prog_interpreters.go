@@ -21,7 +21,7 @@ func registerInterpreters(add adder) {
 	add(interp("-e --eval -p --print", rd("-r --require"), rd("--import"), rd("--loader --experimental-loader"), val("--input-type"),
 		val("--conditions -C"), oval("--inspect --inspect-brk"), flags("-i --interactive --test --watch --check -v --version -h --help")),
 		"node", "nodejs", "deno", "bun")
-	add(interp("-e -E", inPlaceSuffix("-i"), oval("-M -m"), oval("-I"), oval("-C"), oval("-d"), oval("-D"), oval("-x"),
+	add(interp("-e -E", inPlaceSuffix("-i"), oval("-M"), oval("-m"), opt("-I", optValueOpt, effRead, ""), oval("-C"), oval("-d"), oval("-D"), oval("-x"),
 		flags("-n -p -a -l -0 -s -w -W -X -t -T -U -c -u -v -V -S -h")), "perl")
 	add(interp("-e", inPlaceSuffix("-i"), val("-r"), val("-I"), chdir("-C"), oval("-E --encoding"), oval("-K"), oval("-T"), oval("-W"),
 		flags("-n -p -a -l -w -c -d -v -y -s -S --version -h --help")), "ruby")
@@ -46,6 +46,9 @@ func interpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				c.danger(p, allowed, "-W", "-W "+v.s, "imports "+m+", which "+pythonImportDanger[m])
 			}
 		}
+	}
+	if p.prog == "perl" {
+		perlModules(c, p, allowed)
 	}
 	for _, v := range p.values("-X") {
 		if dir, ok := strings.CutPrefix(v.s, "pycache_prefix="); ok && v.known {
@@ -76,6 +79,27 @@ func interpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 		c.operand(ops[0].s, AccessRead, st.cwd, p.prog+" script")
 	} else if ops[0].procSubst {
 		c.danger(p, allowed, "<(…)", "script from a process substitution", whyStdin)
+	}
+}
+
+// perlModules refuses perl's -M, -m and -d: values that are not a module
+// name: perl puts them in a "use NAME;" line, so -M'POSIX;system(…)' runs
+// code like -e (what follows = is quoted by perl).
+func perlModules(c *checker, p *parsed, allowed allowEntries) {
+	for _, id := range []string{"-M", "-m", "-d"} {
+		for _, v := range p.values(id) {
+			name := v.s
+			if id == "-d" {
+				if name == "" {
+					continue // perl -d: the debugger, reading commands from the terminal
+				}
+				name = strings.TrimPrefix(name, ":")
+			}
+			name, _, _ = strings.Cut(strings.TrimPrefix(name, "-"), "=")
+			if !v.known || name == "" || strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:") != "" {
+				c.danger(p, allowed, id, id+v.s, "is not a module name: perl runs it as code")
+			}
+		}
 	}
 }
 

@@ -17,5 +17,12 @@ func TestProgInterpreters(t *testing.T) {
 		{cmd: "sh -c 'cat .env'", reason: "command_not_allowed"},
 		{cmd: "python3 -m http.server", reason: "path_denied"}, // serves .env
 		{cmd: "python3 -m http.server --directory src"},
+		{cmd: "perl -Mstrict -MList::Util=sum,max -mPOSIX -M-warnings src/main.go"},
+		{cmd: "perl -d:Trace src/main.go"},
+		{cmd: "perl -Isrc src/main.go"},
+		{cmd: "perl -M'POSIX;system(\"id\")' src/main.go", reason: "dangerous_argument"},
+		{cmd: "perl -m'POSIX;system(1)' src/main.go", reason: "dangerous_argument"},
+		{cmd: "perl '-d:Peek;BEGIN{system(1)}' src/main.go", reason: "dangerous_argument"},
+		{cmd: "perl -IOUT src/main.go", reason: "path_not_in_scope"},
 	})
 }

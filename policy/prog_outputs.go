@@ -19,6 +19,48 @@ import (
 // printsNumber reports whether a program prints only a number (nproc).
 func printsNumber(name string) bool { return name == "nproc" }
 
+// printsCount reports whether a command substitution prints one number:
+// nproc, git rev-list --count, or a pipeline ending in wc reading its
+// standard input (with a file operand wc also prints the file's name).
+func printsCount(cs *syntax.CmdSubst, st *shellState) bool {
+	if len(cs.Stmts) != 1 {
+		return false
+	}
+	cmd := cs.Stmts[0].Cmd
+	if b, ok := cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.Pipe {
+		cmd = b.Y.Cmd
+	}
+	call, ok := cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 || len(call.Assigns) > 0 {
+		return false
+	}
+	var words []string
+	for _, w := range call.Args {
+		s, ok := plainLiteral(w)
+		if !ok {
+			return false
+		}
+		words = append(words, s)
+	}
+	if st.maybeFuncs[words[0]] {
+		return false // a function of that name prints anything
+	}
+	switch {
+	case printsNumber(words[0]) && len(words) == 1:
+		return true
+	case words[0] == "wc":
+		for _, w := range words[1:] {
+			if !strings.HasPrefix(w, "-") || w == "-" || strings.HasPrefix(w, "--files0-from") {
+				return false
+			}
+		}
+		return true
+	case len(words) > 2 && words[0] == "git" && words[1] == "rev-list" && slices.Contains(words[2:], "--count"):
+		return cs.Stmts[0].Cmd == cmd
+	}
+	return false
+}
+
 // namePrinters are programs (and git subcommands) whose output, whatever
 // literal arguments they are given, is a number, an absolute path, a hash
 // or a ref name, none of which starts with "-": a substitution of one is

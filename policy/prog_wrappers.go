@@ -7,7 +7,11 @@ import "strings"
 // checked like any other. env -S splits a string into a command, env -P
 // and sudo -s/-i start shells or search other paths, xargs appends input
 // that cannot be checked to the command it runs, flock -c runs a shell
-// command string.
+// command string. unshare and nsenter run their command in new or other
+// namespaces (nsenter -t enters another process's, -r its root); runuser
+// -u runs its command as another user, and without -u, like su, starts
+// the user's shell with the arguments; capsh gives the arguments after
+// -- to bash.
 
 // watchExtra: watch runs its words joined by spaces through sh -c, or
 // with -x as a command of its own; either way they are checked as the
@@ -34,6 +38,35 @@ func watchExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 func scriptExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	if !p.has("-c") {
 		c.danger(p, allowed, "script", "script", "starts an interactive shell")
+	}
+}
+
+// suExtra: su and runuser without -u start the user's shell, which runs
+// the arguments after the user name (-c CMD, a script).
+func suExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	switch {
+	case p.sp.lookup("-u") == nil:
+		c.danger(p, allowed, "-l", "always", "starts the user's shell, which runs its arguments")
+	case !p.has("-u"):
+		c.danger(p, allowed, "-u", "without -u", "starts the user's shell, which runs its arguments")
+	}
+}
+
+// capshExtra: capsh gives the arguments after -- (or -+) to bash, checked
+// as that bash command; == and =+ run capsh again with them.
+func capshExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for i, a := range p.args {
+		switch {
+		case !a.known:
+			c.danger(p, allowed, "capsh", "argument", "is known only at run time and may run a shell")
+			return
+		case a.s == "==" || a.s == "=+" || strings.HasPrefix(a.s, "--shell") || strings.HasPrefix(a.s, "--chroot"):
+			c.danger(p, allowed, a.s, a.s, "runs another program")
+			return
+		case a.s == "--" || a.s == "-+":
+			c.simple(append([]arg{{s: "bash", known: true}}, p.args[i+1:]...), st, false)
+			return
+		}
 	}
 }
 
@@ -80,4 +113,22 @@ func registerWrappers(add adder) {
 		val("-E --echo"), fl("-a --append"), fl("-e --return"), fl("-f --flush"), fl("-q --quiet"))}, "script")
 	add(&spec{wrapper: true, skip: 1, opts: opts(dflag("--userspec", "changes user"), val("--groups"))}, "chroot")
 	add(&spec{wrapper: true}, "busybox", "toybox")
+	nsOpts := opts(oval("-m --mount"), oval("-u --uts"), oval("-i --ipc"), oval("-n --net"), oval("-p --pid"), oval("-U --user"),
+		oval("-C --cgroup"), oval("-T --time"), val("-S --setuid"), val("-G --setgid"))
+	add(&spec{wrapper: true, opts: opts(nsOpts, fl("-f --fork"), fl("-r --map-root-user"), fl("-c --map-current-user"), fl("--map-auto"),
+		val("--map-user"), val("--map-group"), val("--map-users"), val("--map-groups"), oval("--kill-child"), oval("--mount-proc"),
+		val("--propagation"), val("--setgroups"), fl("--keep-caps"), val("--monotonic"), val("--boottime"), chdir("-w --wd"),
+		opt("-R --root", valueOpt, effDanger, "runs the command under another root directory, where its name finds another program"))}, "unshare")
+	add(&spec{wrapper: true, opts: opts(nsOpts, fl("-a --all"), fl("--preserve-credentials"), fl("-F --no-fork"), fl("-Z --follow-context"),
+		opt("-t --target", valueOpt, effDanger, "enters the namespaces of another process"),
+		opt("-r --root", optValueOpt, effDanger, "runs the command under another root directory"),
+		opt("-w --wd", optValueOpt, effDanger, "runs the command in another process's working directory"),
+		opt("-W --wdns", valueOpt, effDanger, "runs the command in a directory of another namespace"))}, "nsenter")
+	add(&spec{wrapper: true, extra: suExtra, opts: opts(val("-u --user"), fl("-m -p --preserve-environment"), val("-w --whitelist-environment"),
+		val("-g --group"), val("-G --supp-group"), fl("-l --login"), code("-c --command --session-command", "runs a shell command string"),
+		fl("-f --fast"), exe("-s --shell", whyExec), fl("-P --pty"))}, "runuser")
+	add(&spec{operands: opNone, extra: suExtra, opts: opts(fl("-m -p --preserve-environment"), val("-w --whitelist-environment"),
+		val("-g --group"), val("-G --supp-group"), fl("-l --login"), code("-c --command --session-command", "runs a shell command string"),
+		fl("-f --fast"), exe("-s --shell", whyExec), fl("-P --pty"))}, "su")
+	add(&spec{operands: opNone, extra: capshExtra}, "capsh")
 }

@@ -249,10 +249,10 @@ func groupOf(name string) (int, bool) {
 		return groupGit, true
 	case "curl", "wget", "ssh", "scp", "sftp", "rsync":
 		return groupNetwork, true
-	case "less", "more", "most", "vi", "vim", "nvim", "view", "vimdiff", "ex", "gvim", "emacs", "emacsclient":
+	case "less", "more", "most", "vi", "vim", "nvim", "view", "vimdiff", "ex", "gvim", "emacs", "emacsclient", "man":
 		return groupEditors, true
 	case "env", "nice", "nohup", "chronic", "unbuffer", "setsid", "caffeinate", "timeout", "stdbuf", "time", "ionice", "xargs", "sudo", "doas", "strace", "ltrace", "flock", "watch", "chroot", "busybox", "toybox",
-		"taskset", "prlimit", "setpriv", "script":
+		"taskset", "prlimit", "setpriv", "script", "unshare", "nsenter", "runuser", "su", "capsh":
 		return groupWrappers, true
 	}
 	return 0, false

@@ -22,7 +22,9 @@ type checker struct {
 	vs    []Violation
 	seen  map[string]bool // dedup of violations
 	depth int
-	calls int // simple commands checked, compared with the tree's count
+	// arithDepth counts arithmetic text evaluated again (arithText).
+	arithDepth int
+	calls      int // simple commands checked, compared with the tree's count
 	// calling are the functions whose body is being checked for a call
 	// (a recursive call is not walked again).
 	calling map[string]bool
