@@ -60,13 +60,7 @@ func (c *checker) optionHosts(p *parsed) {
 			c.host(target{o.value.s, 0}, what)
 			continue
 		}
-		for _, t := range ts {
-			if t.host == anyDest {
-				c.anyHost(what)
-				continue
-			}
-			c.host(t, what)
-		}
+		c.hosts(ts, what)
 	}
 }
 
@@ -245,4 +239,16 @@ func wgetrcTargets(v string) ([]target, bool) {
 		return []target{t}, ok
 	}
 	return nil, true
+}
+
+// hosts checks the targets a connection option names: each host, or any
+// host at all (anyDest).
+func (c *checker) hosts(ts []target, what string) {
+	for _, t := range ts {
+		if t.host == anyDest {
+			c.anyHost(what)
+			continue
+		}
+		c.host(t, what)
+	}
 }

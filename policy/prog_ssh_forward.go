@@ -221,12 +221,6 @@ func (c *checker) sshForwardOptions(p *parsed) {
 			c.host(target{spec, 0}, what)
 			continue
 		}
-		for _, t := range ts {
-			if t.host == anyDest {
-				c.anyHost(what)
-				continue
-			}
-			c.host(t, what)
-		}
+		c.hosts(ts, what)
 	}
 }
