@@ -1,8 +1,11 @@
 package exec
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,6 +60,65 @@ func FuzzScrubEnv(f *testing.F) {
 			name, _, ok := strings.Cut(kv, "=")
 			if !ok || name == "" || neverPass(name) || !passes(name, pass) || strings.IndexByte(kv, 0) >= 0 {
 				t.Fatalf("%q passed", kv)
+			}
+		}
+	})
+}
+
+// FuzzGrepLines checks that searching a file as one buffer finds exactly
+// the lines that matching the pattern line by line finds (the grep tool's
+// scanner), with the same numbers and text, and leaves out the same
+// binary files.
+func FuzzGrepLines(f *testing.F) {
+	for _, seed := range []struct{ pattern, data string }{
+		{"Foo", "a\nFoo\nb Foo\n"}, {"^$", "\n\nx\n"}, {"Foo$", "Foo\r\nFoo\n"}, {`\AFoo\z`, "Foo\nFoo\r\n"},
+		{"(?i)foo", "FOO\nfOo"}, {"a\nb", "a\nb\n"}, {`x\r`, "x\r\r\nx\r\n"}, {`[^a]+`, "aaa\n\nb\n"},
+		{"\ufffd", "\xff\n"}, {`\bfoo\b`, "foo\nafoo\n"}, {"(?s).", "\n"}, {"", ""}, {"(?m)^a$", "a\r\na\n"},
+		{`(a|b)c+d`, "acd\nbccd\nad\n"}, {"x{2,}y", "xxy\nxy\n"}, {"F", "F\x00\n"}, {"$", "a"},
+	} {
+		f.Add(seed.pattern, []byte(seed.data))
+	}
+	f.Fuzz(func(t *testing.T, pattern string, data []byte) {
+		if len(data) >= maxScanLine {
+			return
+		}
+		m, err := newLineMatcher(pattern)
+		if err != nil {
+			return
+		}
+		got, gotOK := m.match(nil, data, "f")
+		want, wantOK := m.scan(nil, bytes.NewReader(data), "f")
+		if gotOK != wantOK || !slices.Equal(got, want) {
+			t.Fatalf("pattern %q data %q:\nbuffer %v %q\nlines  %v %q", pattern, data, gotOK, got, wantOK, want)
+		}
+	})
+}
+
+// FuzzParseDirents checks that the getdents(2) parser never panics and
+// gives only names a directory can hold.
+func FuzzParseDirents(f *testing.F) {
+	rec := func(name string, typ byte) []byte {
+		n := (direntName + len(name) + 1 + 7) &^ 7
+		b := make([]byte, n)
+		binary.NativeEndian.PutUint16(b[direntReclen:], uint16(n))
+		b[direntType] = typ
+		copy(b[direntName:], name)
+		return b
+	}
+	f.Add(slices.Concat(rec(".", 4), rec("..", 4), rec("a.go", 8), rec("dir", 4), rec("l", 10), rec("x", 0)))
+	f.Add(rec("name-that-is-long-enough-to-pad", 8))
+	f.Add([]byte{})
+	f.Add(make([]byte, 19))
+	f.Fuzz(func(t *testing.T, buf []byte) {
+		ents, unknown := parseDirents(buf, nil, nil)
+		for _, e := range ents {
+			if e.name == "" || e.name == "." || e.name == ".." || strings.ContainsAny(e.name, "/\x00") {
+				t.Fatalf("entry %q", e.name)
+			}
+		}
+		for _, i := range unknown {
+			if i < 0 || i >= len(ents) {
+				t.Fatalf("unknown index %d of %d", i, len(ents))
 			}
 		}
 	})
