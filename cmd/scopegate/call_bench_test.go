@@ -75,3 +75,57 @@ func BenchmarkCLICall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCLICallNetwork measures `scopegate call` of shell `true` (the
+// interpreter's builtin) and `/usr/bin/true` (a program, in its own
+// network namespace unless the network is the host's) on three branches
+// whose scopes differ only in network: none, a host list, any. Run with
+// -count to alternate; report none and list over any.
+func BenchmarkCLICallNetwork(b *testing.B) {
+	bin := buildLean(b, false)
+	root := b.TempDir()
+	proj := filepath.Join(root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	env := append(os.Environ(), "SCOPEGATE_SESSIONS_DIR="+filepath.Join(root, "sessions"),
+		"SCOPEGATE_CONFIG_DIR="+filepath.Join(root, "config"), "HOME="+filepath.Join(root, "home"))
+	command := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		return cmd
+	}
+	for _, network := range []struct {
+		name   string
+		expand []string
+	}{
+		{"none", nil},
+		{"list", []string{"--allow-host", "example.com", "--allow-host", "proxy.golang.org:443"}},
+		{"any", []string{"--network", "any"}},
+	} {
+		out, err := command("session", "create", "--name", "net-"+network.name, "--worktree", proj).Output()
+		if err != nil {
+			b.Fatalf("session create: %v", err)
+		}
+		var created struct {
+			ID string `json:"session_id"`
+		}
+		if err := json.Unmarshal(out, &created); err != nil {
+			b.Fatal(err)
+		}
+		expand := append([]string{"scope", "expand", "--session", created.ID, "--allow-command", "true", "--read", "/usr/bin/**"}, network.expand...)
+		if out, err := command(expand...).CombinedOutput(); err != nil {
+			b.Fatalf("scope expand: %v: %s", err, out)
+		}
+		for _, program := range []string{"true", "/usr/bin/true"} {
+			call, _ := json.Marshal(map[string]any{"tool": "shell", "args": map[string]any{"command": program}, "cwd": proj})
+			b.Run(filepath.Base(program)+"_"+map[bool]string{true: "builtin", false: "program"}[program == "true"]+"/"+network.name, func(b *testing.B) {
+				for b.Loop() {
+					if out, err := command("call", "--session", created.ID, string(call)).CombinedOutput(); err != nil {
+						b.Fatalf("%v: %s", err, out)
+					}
+				}
+			})
+		}
+	}
+}
