@@ -38,7 +38,7 @@ echo
 echo "== a program in the private view against Landlock alone (/bin/true, 100 runs each, 7 alternated rounds)"
 go test -c -o "$work/exec.test" ./exec
 for i in 1 2 3 4 5 6 7; do
-  for sub in '^landlock$' '^namespaces\+landlock$'; do
+  for sub in '^landlock$' '^namespaces\+landlock$/^network_any$'; do
     (cd exec && "$work/exec.test" -test.run '^$' -test.bench "BenchmarkShell/program_true/$sub" -test.benchtime 100x) | grep -E '^Benchmark'
   done
 done | tee "$work/view.txt" | awk '{printf "%s %.1f ms\n", $1, $3 / 1e6}'
@@ -89,17 +89,11 @@ rm -rf "$work/tree"
 unset SCOPEGATE_BENCH_TREE
 
 echo
-echo "== call shell true under each network mode (7 rounds, medians)"
+echo "== call shell true under each network mode (60 calls each, alternated; medians)"
 go test -c -o "$work/cmd.test" ./cmd/scopegate
-for i in 1 2 3 4 5 6 7; do
-  (cd cmd/scopegate && "$work/cmd.test" -test.run '^$' -test.bench 'BenchmarkCLICallNetwork' -test.benchtime 20x) | grep -E '^Benchmark'
-done | awk '{ sub(/-[0-9]+$/, "", $1); sub(/^BenchmarkCLICallNetwork\//, "", $1); print $1, $3 / 1e6 }' | median 1 2 | tee "$work/net.txt" | awk '{ printf "%s %.1f ms\n", $1, $2 }'
-awk '
-  { t[$1] = $2 }
-  END {
-    for (p in t) if (p ~ /\/any$/) { b = p; sub(/\/any$/, "", b)
-      printf "%s: none %.2f× any, list %.2f× any\n", b, t[b "/none"] / t[p], t[b "/list"] / t[p] }
-  }' "$work/net.txt"
+(cd cmd/scopegate && "$work/cmd.test" -test.run '^$' -test.bench 'BenchmarkCLICallNetwork' -test.benchtime 60x) | grep -E '^Benchmark' |
+  awk '{ sub(/-[0-9]+$/, "", $1); sub(/^BenchmarkCLICallNetwork\//, "", $1); for (i = 5; i < NF; i += 2) m[$(i + 1)] = $i
+         printf "%s: any %.1f ms, none %.1f ms (%.2f×), list %.1f ms (%.2f×)\n", $1, m["any-ms"], m["none-ms"], m["none/any"], m["list-ms"], m["list/any"] }'
 
 echo
 echo "== tools.org append, unsynced, against the release before the chain (91fd05f; 10 alternated rounds, medians)"

@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 )
 
 // BenchmarkCLICall measures a whole `scopegate call` process of the
@@ -79,8 +81,9 @@ func BenchmarkCLICall(b *testing.B) {
 // BenchmarkCLICallNetwork measures `scopegate call` of shell `true` (the
 // interpreter's builtin) and `/usr/bin/true` (a program, in its own
 // network namespace unless the network is the host's) on three branches
-// whose scopes differ only in network: none, a host list, any. Run with
-// -count to alternate; report none and list over any.
+// whose scopes differ only in network: none, a host list, any. Each
+// iteration makes one call of each, in turn, so that the three share the
+// machine's moments; it reports each one's median and the ratios to any.
 func BenchmarkCLICallNetwork(b *testing.B) {
 	bin := buildLean(b, false)
 	root := b.TempDir()
@@ -95,15 +98,17 @@ func BenchmarkCLICallNetwork(b *testing.B) {
 		cmd.Env = env
 		return cmd
 	}
-	for _, network := range []struct {
+	modes := []struct {
 		name   string
 		expand []string
+		id     string
 	}{
-		{"none", nil},
-		{"list", []string{"--allow-host", "example.com", "--allow-host", "proxy.golang.org:443"}},
-		{"any", []string{"--network", "any"}},
-	} {
-		out, err := command("session", "create", "--name", "net-"+network.name, "--worktree", proj).Output()
+		{name: "none"},
+		{name: "list", expand: []string{"--allow-host", "example.com", "--allow-host", "proxy.golang.org:443"}},
+		{name: "any", expand: []string{"--network", "any"}},
+	}
+	for i, m := range modes {
+		out, err := command("session", "create", "--name", "net-"+m.name, "--worktree", proj).Output()
 		if err != nil {
 			b.Fatalf("session create: %v", err)
 		}
@@ -113,19 +118,39 @@ func BenchmarkCLICallNetwork(b *testing.B) {
 		if err := json.Unmarshal(out, &created); err != nil {
 			b.Fatal(err)
 		}
-		expand := append([]string{"scope", "expand", "--session", created.ID, "--allow-command", "true", "--read", "/usr/bin/**"}, network.expand...)
+		expand := append([]string{"scope", "expand", "--session", created.ID, "--allow-command", "true", "--read", "/usr/bin/**"}, m.expand...)
 		if out, err := command(expand...).CombinedOutput(); err != nil {
 			b.Fatalf("scope expand: %v: %s", err, out)
 		}
-		for _, program := range []string{"true", "/usr/bin/true"} {
-			call, _ := json.Marshal(map[string]any{"tool": "shell", "args": map[string]any{"command": program}, "cwd": proj})
-			b.Run(filepath.Base(program)+"_"+map[bool]string{true: "builtin", false: "program"}[program == "true"]+"/"+network.name, func(b *testing.B) {
-				for b.Loop() {
-					if out, err := command("call", "--session", created.ID, string(call)).CombinedOutput(); err != nil {
-						b.Fatalf("%v: %s", err, out)
+		modes[i].id = created.ID
+	}
+	for _, program := range []struct{ name, command string }{{"builtin_true", "true"}, {"program_true", "/usr/bin/true"}} {
+		call, _ := json.Marshal(map[string]any{"tool": "shell", "args": map[string]any{"command": program.command}, "cwd": proj})
+		b.Run(program.name, func(b *testing.B) {
+			took := make([][]time.Duration, len(modes))
+			n := 0
+			for b.Loop() {
+				for k := range modes {
+					m := (n + k) % len(modes) // each mode first in turn
+					start := time.Now()
+					if out, err := command("call", "--session", modes[m].id, string(call)).CombinedOutput(); err != nil {
+						b.Fatalf("%s: %v: %s", modes[m].name, err, out)
 					}
+					took[m] = append(took[m], time.Since(start))
 				}
-			})
-		}
+				n++
+			}
+			median := func(d []time.Duration) float64 {
+				slices.Sort(d)
+				return float64(d[len(d)/2].Microseconds()) / 1000
+			}
+			med := make([]float64, len(modes))
+			for m := range modes {
+				med[m] = median(took[m])
+				b.ReportMetric(med[m], modes[m].name+"-ms")
+			}
+			b.ReportMetric(med[0]/med[2], "none/any")
+			b.ReportMetric(med[1]/med[2], "list/any")
+		})
 	}
 }
