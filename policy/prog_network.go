@@ -32,7 +32,7 @@ func registerNetwork(add adder) {
 		dest(val("--proxy1.0"), connProxy), dest(val("--socks4"), connProxy), dest(val("--socks4a"), connProxy),
 		dest(val("--socks5"), connProxy), dest(val("--socks5-hostname"), connProxy), dest(val("--doh-url"), connHTTPS),
 		dest(val("--ipfs-gateway"), connHTTPS), dest(val("--dns-servers"), connNameServers),
-		dest(val("--connect-to"), connConnectTo), dest(val("--resolve"), connResolve))}, "curl")
+		dest(val("--connect-to"), connConnectTo), dest(val("--resolve"), connResolve), val("--unix-socket"), val("--abstract-unix-socket"))}, "curl")
 	add(&spec{operands: opNone, opts: opts(wr("-O --output-document"), wr("-o --output-file"), wr("-a --append-output"),
 		chdir("-P --directory-prefix"), rd("-i --input-file"), rd("--post-file"), dest(conf("-e --execute", "runs wgetrc commands"), connWgetrc), dest(val("-B --base"), connRequest),
 		exe("--use-askpass", whyExec), conf("--config", "loads wgetrc commands (output_document…)"), val("-t --tries"), val("-T --timeout"), val("-U --user-agent"),
