@@ -66,6 +66,7 @@ func (sh *shell) prepare() error {
 	sh.prepared.Do(func() {
 		defer func() {
 			if sh.prepErr == nil {
+				sh.r.socketRules(&sh.rules)
 				sh.planNetwork()
 			}
 		}()
