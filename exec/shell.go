@@ -68,6 +68,7 @@ func (sh *shell) prepare() error {
 			if sh.prepErr == nil {
 				sh.r.socketRules(&sh.rules)
 				sh.planNetwork()
+				sh.planSockets()
 			}
 		}()
 		r := sh.r

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Host unix sockets and IPC objects (the gateway's side). A host unix
@@ -87,6 +89,30 @@ func (r *Runner) socketRules(rl *rules) {
 	}
 }
 
+// ErrNoSocketView: the scope names unix sockets, and programs would run
+// under Landlock alone, before ABI 9, where nothing would keep them from
+// the host's other sockets: they do not run.
+var ErrNoSocketView = errors.New("the scope names unix sockets, and without the private view (or Landlock ABI 9) programs would reach every host socket (run with --confine best-effort to let them)")
+
+// planSockets keeps the programs of a call that runs under Landlock alone,
+// before ABI 9, from running when the scope names unix sockets
+// (ErrNoSocketView): seccomp then lets them make unix sockets, and nothing
+// bounds which they reach. With --confine best-effort they run, and
+// stderr says so. Called by prepare, after planNetwork.
+func (sh *shell) planSockets() {
+	if sh.rules.View != nil || !sh.rules.UnixSockets || sh.r.abi == 0 || sh.r.abi >= 9 {
+		return
+	}
+	n := &sh.net
+	if sh.r.opts.Confine == ConfineRequired {
+		if n.err == nil {
+			n.err = ErrNoSocketView
+		}
+		return
+	}
+	n.warn = strings.TrimPrefix(n.warn+"\n", "\n") + "scopegate: network: without the private view, programs can reach every host unix socket (the scope names some)"
+}
+
 // socketView fills in the host sockets of v: the fresh directories and
 // what they keep, the sockets below the private /tmp that it carries,
 // and the masks of every other socket (v.SocketMasks holds those the
@@ -120,7 +146,7 @@ func (r *Runner) socketView(v *view) error {
 			v.Keep = append(v.Keep, root)
 		}
 	}
-	v.Keep = outermost(append(v.Keep, etcLinksBelow("/etc", v.Fresh)...))
+	v.Keep = outermost(append(v.Keep, r.host.etcLinksBelow("/etc", v.Fresh)...))
 	kept := func(p string) bool {
 		return slices.ContainsFunc(v.Keep, func(k string) bool { return within(p, k) })
 	}
@@ -170,17 +196,17 @@ func freshDirs() []string {
 // etcLinksBelow returns the files that links in etc lead to below dirs
 // (/etc/resolv.conf → /run/systemd/resolve/stub-resolv.conf): the view
 // keeps them, so that names still resolve.
-func etcLinksBelow(etc string, dirs []string) []string {
-	ents, err := os.ReadDir(etc)
+func (h *Host) etcLinksBelow(etc string, dirs []string) []string {
+	ents, err := h.listDir(etc, time.Now())
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, e := range ents {
-		if e.Type() != fs.ModeSymlink {
+		if e.typ != fs.ModeSymlink {
 			continue
 		}
-		real, err := filepath.EvalSymlinks(filepath.Join(etc, e.Name()))
+		real, err := filepath.EvalSymlinks(filepath.Join(etc, e.name))
 		if err != nil || !slices.ContainsFunc(dirs, func(d string) bool { return within(real, d) }) {
 			continue
 		}
@@ -201,19 +227,19 @@ func etcLinksBelow(etc string, dirs []string) []string {
 func parseProcNetUnix(data []byte) []string {
 	var out []string
 	for line := range bytes.Lines(data) {
-		rest := strings.TrimSuffix(string(line), "\n")
+		rest := bytes.TrimSuffix(line, []byte("\n"))
 		ok := true
 		for i := 0; i < 7 && ok; i++ {
-			var field string
-			field, rest, _ = strings.Cut(strings.TrimLeft(rest, " "), " ")
+			var field []byte
+			field, rest, _ = bytes.Cut(bytes.TrimLeft(rest, " "), []byte(" "))
 			tail := "" // what is left of the field but hex digits
 			if i == 0 {
 				tail = ":"
 			}
-			ok = field != tail && strings.Trim(field, "0123456789abcdefABCDEF") == tail
+			ok = string(field) != tail && string(bytes.Trim(field, "0123456789abcdefABCDEF")) == tail
 		}
-		if ok && strings.HasPrefix(rest, "/") && !strings.ContainsRune(rest, 0) {
-			out = append(out, rest)
+		if ok && bytes.HasPrefix(rest, []byte("/")) && bytes.IndexByte(rest, 0) < 0 {
+			out = append(out, string(rest))
 		}
 	}
 	return out

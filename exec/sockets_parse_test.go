@@ -84,7 +84,7 @@ func TestEtcLinksBelow(t *testing.T) {
 		}
 	}
 	writeFile(t, filepath.Join(etc, "hosts"), "", 0o644)
-	if got := etcLinksBelow(etc, []string{run}); !slices.Equal(got, []string{resolv}) {
+	if got := new(Host).etcLinksBelow(etc, []string{run}); !slices.Equal(got, []string{resolv}) {
 		t.Errorf("etcLinksBelow = %q, want %q", got, resolv)
 	}
 }

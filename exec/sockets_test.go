@@ -275,3 +275,41 @@ func TestShellHostSocketsBelowRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestShellHostSocketsLandlockAloneNamed checks a scope that names a
+// socket under Landlock alone: before ABI 9 nothing would bound which
+// host sockets its programs reach, so they do not run (exit 126) unless
+// the confinement is best effort; from ABI 9, Landlock lets them reach the
+// named one alone.
+func TestShellHostSocketsLandlockAloneNamed(t *testing.T) {
+	requireLandlock(t)
+	needTool(t, systemPython)
+	proj := realDir(t)
+	named, other := hostSocket(t, "/run", "unix"), hostSocket(t, "/run", "unix")
+	scope := sockScope{hostNetwork, []string{named}}
+	args := []string{"connect " + named, "connect " + other}
+	if landlockABI() >= 9 {
+		r := newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Network: scope, Namespaces: NamespacesOff})
+		got := runSocketProbe(t, r, proj, args...)
+		if !strings.HasPrefix(got[args[0]], "OK") || strings.HasPrefix(got[args[1]], "OK") {
+			t.Errorf("Landlock ABI %d: %q", landlockABI(), got)
+		}
+		return
+	}
+	r := newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Network: scope, Namespaces: NamespacesOff})
+	res, err := run(t, r, policy.ToolShell, map[string]any{"command": "/bin/true"}, proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != ExitRefused || !strings.Contains(res.Stderr, ErrNoSocketView.Error()) {
+		t.Errorf("exit %d, stderr %q; want %d and %q", res.ExitCode, res.Stderr, ExitRefused, ErrNoSocketView)
+	}
+	r = newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Network: scope, Namespaces: NamespacesOff, Confine: ConfineAllowUnconfined})
+	res, err = run(t, r, policy.ToolShell, map[string]any{"command": "/bin/true"}, proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || !strings.Contains(res.Stderr, "can reach every host unix socket") {
+		t.Errorf("best effort: exit %d, stderr %q", res.ExitCode, res.Stderr)
+	}
+}
