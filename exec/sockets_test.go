@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/scopegate/scopegate/policy"
 	"golang.org/x/sys/unix"
@@ -207,9 +208,9 @@ func TestShellHostSocketsLandlockAlone(t *testing.T) {
 	}
 }
 
-// TestShellHostIPC checks that a SysV message queue made on the host
-// cannot be opened by a confined program: it has an IPC namespace of its
-// own.
+// TestShellHostIPC checks that a SysV message queue and a POSIX message
+// queue made on the host cannot be opened by a confined program: it has
+// an IPC namespace of its own.
 func TestShellHostIPC(t *testing.T) {
 	requireNamespaces(t)
 	needTool(t, systemPython)
@@ -224,14 +225,32 @@ func TestShellHostIPC(t *testing.T) {
 	if out, err := osexec.Command("sh", "-c", probe).Output(); err != nil || strings.HasPrefix(string(out), "-1") {
 		t.Fatalf("msgget on the host: %q, %v", out, err)
 	}
-	proj := realDir(t)
-	r := newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Network: hostNetwork})
-	out, err := runCmd(t, r, proj, probe)
+	name := fmt.Sprintf("scopegate-ipc-test-%d", key)
+	cname, err := unix.BytePtrFromString(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("-1 %d\n", syscall.ENOENT); out != want {
-		t.Errorf("msgget in the view: %q, want %q (no such queue)", out, want)
+	mq, _, e := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(cname)), unix.O_CREAT|unix.O_EXCL|unix.O_RDWR|unix.O_CLOEXEC, 0o600, 0, 0, 0)
+	if e != 0 {
+		t.Fatalf("mq_open: %v", e)
+	}
+	unix.Close(int(mq))
+	defer unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(cname)), 0, 0)
+	mqProbe := fmt.Sprintf(`/usr/bin/python3 -c 'import ctypes, ctypes.util; l=ctypes.CDLL(ctypes.util.find_library("rt"), use_errno=True); print(l.mq_open(b"/%s", 0), ctypes.get_errno())'`, name)
+	if out, err := osexec.Command("sh", "-c", mqProbe).Output(); err != nil || strings.HasPrefix(string(out), "-1") {
+		t.Fatalf("mq_open on the host: %q, %v", out, err)
+	}
+	proj := realDir(t)
+	r := newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Network: hostNetwork})
+	want := fmt.Sprintf("-1 %d\n", syscall.ENOENT)
+	for what, cmd := range map[string]string{"msgget": probe, "mq_open": mqProbe} {
+		out, err := runCmd(t, r, proj, cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != want {
+			t.Errorf("%s in the view: %q, want %q (no such queue)", what, out, want)
+		}
 	}
 }
 
