@@ -178,6 +178,31 @@ func TestProgSockets(t *testing.T) {
 	}
 }
 
+// TestProgSocketsSSH checks the local socket an ssh -R forwarding connects
+// to: refused unless an entry names it, as well as checked as a file
+// written to.
+func TestProgSocketsSSH(t *testing.T) {
+	nr := policy.NetworkRules{Mode: policy.NetworkList, Hosts: []string{"any", "unix:/run/docker.sock"}}
+	sc, err := policy.Compile(policy.Document{Paths: policy.PathRules{Read: []string{"/**"}, Write: []string{"/**"}},
+		Shell: policy.ShellRules{Allow: []string{"ssh"}}, Network: nr}, policy.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, denied := range map[string]bool{
+		"ssh -R 9000:/run/docker.sock git.example.org":                           false,
+		"ssh -R 9000:/run/other.sock git.example.org":                            true,
+		"ssh -o 'RemoteForward 9000 /run/other.sock' git.example.org":            true,
+		"ssh -o RemoteForward=/tmp/remote.sock:/run/docker.sock git.example.org": false,
+	} {
+		args, _ := json.Marshal(policy.ShellArgs{Command: cmd})
+		d := sc.Decide(policy.Call{Tool: policy.ToolShell, Args: args, Cwd: "/"}, policy.Env{})
+		w := policy.Widening{Flag: "--allow-socket", Value: "/run/other.sock"}
+		if denied != !d.Allowed || denied && !slices.Contains(d.Widenings(), w) {
+			t.Errorf("%s: %+v, want denied %v with %v", cmd, d, denied, w)
+		}
+	}
+}
+
 // FuzzSocketEntry checks unix: entries: Compile and ValidateSocketPath
 // agree; an accepted entry names an absolute, clean path that it alone
 // allows, and no host.

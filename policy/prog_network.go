@@ -158,7 +158,7 @@ func curlDataFiles(id, v string) []string {
 
 // sshExtra refuses -o options that run programs or load code, and checks
 // the local Unix socket an -R or -o RemoteForward forwarding connects to
-// as a file written to.
+// as a file written to and against the unix: entries (prog_sockets.go).
 func sshExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, v := range p.values("-o") {
 		if !v.known {
@@ -193,6 +193,7 @@ func sshExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				continue
 			}
 			c.operand(path, AccessWrite, st.cwd, p.prog+" -R connects to the socket")
+			c.socket(arg{s: path, known: true}, st.cwd, p.prog+" -R connects to")
 		}
 	}
 }

@@ -9,9 +9,9 @@ import (
 
 // Unix sockets named in a command's arguments are decided before it runs
 // against the network section's unix: entries (network_sockets.go):
-// curl's --unix-socket, the operand of nc -U (ncat --unixsock), and
-// socat's UNIX-CONNECT:, UNIX-CLIENT:, UNIX-SENDTO:, UNIX: and GOPEN:
-// addresses and a bare path address. Under every mode of network, `any`
+// curl's --unix-socket, the operand of nc -U (ncat --unixsock), socat's
+// UNIX-CONNECT:, UNIX-CLIENT:, UNIX-SENDTO:, UNIX: and GOPEN: addresses and
+// a bare path address, and the local socket of ssh -R (prog_network.go). Under every mode of network, `any`
 // included: no host socket is reachable that the scope does not name. A
 // socket known only at run time, a relative one under a working directory
 // known only at run time, and every socket a program opens on its own are
