@@ -49,7 +49,7 @@ func parseSocketEntry(s string) (string, error) {
 	p, ok := strings.CutPrefix(s, socketPrefix)
 	switch {
 	case !ok:
-		return "", errors.New("a unix socket entry begins with unix:")
+		return "", errors.New("a unix socket entry begins with unix:/")
 	case p == "":
 		return "", errors.New("unix: names no socket: write unix:/ABSOLUTE/PATH")
 	case !strings.HasPrefix(p, "/"):
