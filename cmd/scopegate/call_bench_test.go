@@ -32,19 +32,7 @@ func BenchmarkCLICall(b *testing.B) {
 	}
 	env := append(os.Environ(), "SCOPEGATE_SESSIONS_DIR="+filepath.Join(root, "sessions"),
 		"SCOPEGATE_CONFIG_DIR="+filepath.Join(root, "config"), "HOME="+filepath.Join(root, "home"))
-	out, err := cmdWith(env, "session", "create", "--name", "bench", "--worktree", proj).Output()
-	if err != nil {
-		b.Fatalf("session create: %v", err)
-	}
-	var created struct {
-		ID string `json:"session_id"`
-	}
-	if err := json.Unmarshal(out, &created); err != nil {
-		b.Fatal(err)
-	}
-	if err := cmdWith(env, "scope", "expand", "--session", created.ID, "--allow-command", "true", "--read", "/usr/bin/**").Run(); err != nil {
-		b.Fatal(err)
-	}
+	id := benchSession(b, func(args ...string) *exec.Cmd { return cmdWith(env, args...) }, proj, "bench")
 	callJSON := func(tool string, args map[string]any) string {
 		c, _ := json.Marshal(map[string]any{"tool": tool, "args": args, "cwd": proj})
 		return string(c)
@@ -62,17 +50,17 @@ func BenchmarkCLICall(b *testing.B) {
 	for _, confine := range []string{"landlock", "off"} {
 		b.Run("call_shell_true/"+confine, func(b *testing.B) {
 			run(b, func() *exec.Cmd {
-				return cmdWith(env, "--confine", confine, "call", "--session", created.ID, callJSON("shell", map[string]any{"command": "true"}))
+				return cmdWith(env, "--confine", confine, "call", "--session", id, callJSON("shell", map[string]any{"command": "true"}))
 			})
 		})
 		b.Run("call_shell_bin_true/"+confine, func(b *testing.B) {
 			run(b, func() *exec.Cmd {
-				return cmdWith(env, "--confine", confine, "call", "--session", created.ID, callJSON("shell", map[string]any{"command": "/usr/bin/true"}))
+				return cmdWith(env, "--confine", confine, "call", "--session", id, callJSON("shell", map[string]any{"command": "/usr/bin/true"}))
 			})
 		})
 		b.Run("call_read_file/"+confine, func(b *testing.B) {
 			run(b, func() *exec.Cmd {
-				return cmdWith(env, "--confine", confine, "call", "--session", created.ID, callJSON("read_file", map[string]any{"path": small}))
+				return cmdWith(env, "--confine", confine, "call", "--session", id, callJSON("read_file", map[string]any{"path": small}))
 			})
 		})
 	}
@@ -108,21 +96,7 @@ func BenchmarkCLICallNetwork(b *testing.B) {
 		{name: "any", expand: []string{"--network", "any"}},
 	}
 	for i, m := range modes {
-		out, err := command("session", "create", "--name", "net-"+m.name, "--worktree", proj).Output()
-		if err != nil {
-			b.Fatalf("session create: %v", err)
-		}
-		var created struct {
-			ID string `json:"session_id"`
-		}
-		if err := json.Unmarshal(out, &created); err != nil {
-			b.Fatal(err)
-		}
-		expand := append([]string{"scope", "expand", "--session", created.ID, "--allow-command", "true", "--read", "/usr/bin/**"}, m.expand...)
-		if out, err := command(expand...).CombinedOutput(); err != nil {
-			b.Fatalf("scope expand: %v: %s", err, out)
-		}
-		modes[i].id = created.ID
+		modes[i].id = benchSession(b, command, proj, "net-"+m.name, m.expand...)
 	}
 	for _, program := range []struct{ name, command string }{{"builtin_true", "true"}, {"program_true", "/usr/bin/true"}} {
 		call, _ := json.Marshal(map[string]any{"tool": "shell", "args": map[string]any{"command": program.command}, "cwd": proj})
@@ -153,4 +127,26 @@ func BenchmarkCLICallNetwork(b *testing.B) {
 			b.ReportMetric(med[1]/med[2], "list/any")
 		})
 	}
+}
+
+// benchSession creates a session of the worktree proj with command (the
+// binary under test), allows `true` and reading /usr/bin, widens its scope
+// with expand, and returns its id.
+func benchSession(b *testing.B, command func(args ...string) *exec.Cmd, proj, name string, expand ...string) string {
+	b.Helper()
+	out, err := command("session", "create", "--name", name, "--worktree", proj).Output()
+	if err != nil {
+		b.Fatalf("session create: %v", err)
+	}
+	var created struct {
+		ID string `json:"session_id"`
+	}
+	if err := json.Unmarshal(out, &created); err != nil {
+		b.Fatal(err)
+	}
+	args := append([]string{"scope", "expand", "--session", created.ID, "--allow-command", "true", "--read", "/usr/bin/**"}, expand...)
+	if out, err := command(args...).CombinedOutput(); err != nil {
+		b.Fatalf("scope expand: %v: %s", err, out)
+	}
+	return created.ID
 }
