@@ -26,6 +26,9 @@ import (
 //  2. mounts a fresh tmpfs on /tmp, after cloning the roots that live
 //     below /tmp (read, write, the call's TMPDIR) and moving the clones
 //     back to their paths inside it;
+//     then does the same for each directory of [view.Hide] with the trees
+//     of [view.Bind], recreating [view.Links] on the way, and makes each
+//     such tmpfs read-only (view_hide.go);
 //  3. masks every path of [view.Masks] (deny matches, host secrets): an
 //     empty read-only file bound over a file, an empty read-only tmpfs
 //     over a directory; the target is opened without following links, so
@@ -161,6 +164,9 @@ func runInView(rl rules, program string, argv []string) int {
 	if err != nil {
 		return fail("working directory: %v", err)
 	}
+	if rl.View.Masks, err = readMasks(); err != nil {
+		return fail("private view: %v", err)
+	}
 	if err := buildView(*rl.View); err != nil {
 		return fail("private view: %v", err)
 	}
@@ -203,6 +209,9 @@ func buildView(v view) error {
 		return fmt.Errorf("make mounts private: %w", err)
 	}
 	if err := mountTmp(v.Carry); err != nil {
+		return err
+	}
+	if err := hideAll(v.Hide, v.Bind, v.Links); err != nil {
 		return err
 	}
 	// Masks first: they need the private /tmp writable (a read-only root

@@ -599,9 +599,14 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 		// host's network (its connections are not recorded).
 		network = policy.AnyNetwork()
 	}
+	projectRoot := ""
+	if dec.branchDir != "" {
+		projectRoot = g.branchCwd(dec.branchDir)
+	}
 	runner, err := exec.New(exec.Options{
 		Checker: checker{scope: dec.scope, env: dec.env, observe: seen}, ReadRoots: read, WriteRoots: write, Broad: dec.observe,
 		Protected: dec.env.Protected, Deny: dec.scope.DenyPatterns(), Network: network, Host: &g.host, Home: g.opts.Home,
+		ProjectRoot: projectRoot, IndexDir: g.indexDir(),
 		Confine: g.opts.Confine, MaxOutput: g.opts.MaxOutput, SessionStart: sessionStart(dec.branchDir),
 		HelperPath: helper, OnStart: onStart, Now: g.opts.Now, Stdout: ro.stdout, Stderr: ro.stderr, Progress: g.opts.Progress,
 	})
