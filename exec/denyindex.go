@@ -583,13 +583,15 @@ func encodeIndex(tree, id string, dirs map[string]*dirRecord) []byte {
 	var order []item
 	var recs []*dirRecord
 	stack := []item{{path: tree, parent: -1}}
+	seen := map[string]bool{}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		rec := dirs[it.path]
-		if rec == nil {
+		if rec == nil || seen[it.path] {
 			continue
 		}
+		seen[it.path] = true
 		idx := len(order)
 		order = append(order, it)
 		recs = append(recs, rec)
@@ -755,15 +757,18 @@ func (d *decoder) string() string {
 	return s
 }
 
+// names reads a list of entry names, each valid and given once.
 func (d *decoder) names() []string {
 	n := d.count()
 	var out []string
+	seen := map[string]bool{}
 	for i := 0; i < n && d.err == nil; i++ {
 		s := d.string()
-		if !validName(s) {
+		if !validName(s) || seen[s] {
 			d.fail()
 			return nil
 		}
+		seen[s] = true
 		out = append(out, s)
 	}
 	return out
