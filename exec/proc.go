@@ -43,7 +43,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		return fmt.Errorf("confine %s: %w", args[0], err)
 	}
 	if sh.viewErr != nil {
-		return sh.refuseView(hc, args[0], sh.viewErr)
+		return sh.refuseView(args[0], sh.viewErr)
 	}
 	if sh.net.err != nil {
 		fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], sh.net.err)
@@ -70,7 +70,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 	rl := sh.rules
 	if sh.r.abi > 0 {
 		if rl, err = sh.programRules(ctx, path, args, hc.Dir, hc.Stderr); err != nil {
-			return sh.refuseView(hc, args[0], err)
+			return sh.refuseView(args[0], err)
 		}
 		rl = withProgramData(rl, programData(path, sh.r.opts.Environ, sh.r.home()))
 		argv, err := helperArgv(sh.r.helper, rl, path, args)

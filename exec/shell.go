@@ -67,6 +67,8 @@ type shell struct {
 	viewFailed atomic.Bool
 	// saving writes the deny walk's index files beside the call.
 	saving sync.WaitGroup
+	// stderr is the call's own standard error.
+	stderr io.Writer
 }
 
 // prepare makes the confinement of the call's programs ready, once: the
@@ -136,9 +138,10 @@ func (sh *shell) withoutView() error {
 }
 
 // refuseView refuses a program whose view cannot be made (viewErr) and
-// stops the call: exit 126, with the reason on the call's stderr.
-func (sh *shell) refuseView(hc interp.HandlerContext, name string, err error) error {
-	fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", name, err)
+// stops the call: exit 126, with the reason on the call's stderr (not
+// the command's, which may be redirected away).
+func (sh *shell) refuseView(name string, err error) error {
+	fmt.Fprintf(sh.stderr, "scopegate: %s: %v\n", name, err)
 	sh.viewFailed.Store(true)
 	sh.stop(err)
 	return interp.ExitStatus(ExitRefused)
@@ -203,6 +206,7 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 		return res, err
 	}
 	defer stderr.abort()
+	sh.stderr = stderr.w
 	var stdin io.Reader = strings.NewReader("")
 	if a.Stdin != nil {
 		stdin = strings.NewReader(*a.Stdin)
