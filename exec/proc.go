@@ -580,7 +580,7 @@ func programFiles(program string) []string {
 	if real, err := filepath.EvalSymlinks(program); err == nil && real != program {
 		out = append(out, real)
 	}
-	if head, err := readSmall(program); err == nil && len(head) > 2 && string(head[:2]) == "#!" {
+	if head := fileHead(program); len(head) > 2 && string(head[:2]) == "#!" {
 		line, _, _ := strings.Cut(string(head[2:]), "\n")
 		if f := strings.Fields(line); len(f) > 0 && filepath.IsAbs(f[0]) {
 			out = append(out, filepath.Clean(f[0]))
@@ -590,4 +590,21 @@ func programFiles(program string) []string {
 		}
 	}
 	return out
+}
+
+// fileHead returns the first 256 bytes of a regular file (nil for
+// anything else: a FIFO named as a program must not block the gateway).
+func fileHead(name string) []byte {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil
+	}
+	b := make([]byte, 256)
+	n, _ := unix.Read(fd, b)
+	return b[:max(n, 0)]
 }

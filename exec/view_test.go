@@ -358,6 +358,11 @@ func TestShellPrivateViewWholeSystemRead(t *testing.T) {
 	writeFile(t, filepath.Join(home, ".mozilla", "profile", "cookies.sqlite"), canary+" unnamed by any glob\n", 0o600)
 	writeFile(t, filepath.Join(other, ".env"), "TOKEN="+canary+"\n", 0o600)
 	writeFile(t, filepath.Join(other, "readme.txt"), allowed+" deep\n", 0o644)
+	// The user's git configuration, a link into a dotfiles repository.
+	writeFile(t, filepath.Join(home, "dotfiles", "gitconfig"), "[user]\n\tname = "+allowed+"\n", 0o644)
+	if err := os.Symlink("dotfiles/gitconfig", filepath.Join(home, ".gitconfig")); err != nil {
+		t.Fatal(err)
+	}
 	r := newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Home: home,
 		Deny: []string{"**/.env", "**/node_modules/**", "**/.ssh/**", "**/.config/gh/**", "**/.*_history"}})
 	secrets := hostSecretLines(t)
@@ -370,9 +375,10 @@ func TestShellPrivateViewWholeSystemRead(t *testing.T) {
 		{"cat .env sub/.ENV node_modules/x/secret.txt", 0},
 		{"cat " + other + "/.env " + other + "/readme.txt", 1},
 		{"grep -r CANARY .", 1},
-		{"grep -r CANARY " + home, 0},
-		{"find " + home + " -type f -exec cat {} +", 0},
+		{"grep -r CANARY " + home, 1}, // the git configuration, bound back
+		{"find " + home + " -type f -exec cat {} +", 1},
 		{"/bin/sh -c 'cat " + home + "/.mozilla/profile/cookies.sqlite; ls -a " + home + "'", 0},
+		{"/bin/sh -c 'cat " + home + "/.gitconfig'", 1},
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
 			res, err := run(t, r, policy.ToolShell, shellArgs(tc.cmd), proj)
@@ -394,7 +400,8 @@ func TestShellPrivateViewWholeSystemRead(t *testing.T) {
 			if strings.Count(res.Stdout, allowed) != tc.allowed {
 				t.Errorf("allowed files read %d times, want %d: %+v", strings.Count(res.Stdout, allowed), tc.allowed, res)
 			}
-			if strings.Contains(tc.cmd, "ls -a") && (strings.Contains(res.Stdout, ".mozilla") || strings.Contains(res.Stdout, "notes.txt")) {
+			if strings.Contains(tc.cmd, "ls -a") && (strings.Contains(res.Stdout, ".mozilla") || strings.Contains(res.Stdout, "notes.txt") ||
+				!strings.Contains(res.Stdout, ".gitconfig")) {
 				t.Errorf("the home directory shows what no one bound back: %s", res.Stdout)
 			}
 		})

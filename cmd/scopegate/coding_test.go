@@ -45,13 +45,25 @@ type codingSession struct {
 // the credentials and creates the session.
 func newCodingSession(t *testing.T, files map[string]string) *codingSession {
 	t.Helper()
+	return newCodingSessionAt(t, "", files)
+}
+
+// newCodingSessionAt is newCodingSession on the project directory proj
+// ("" for one in the workspace).
+func newCodingSessionAt(t *testing.T, proj string, files map[string]string) *codingSession {
+	t.Helper()
 	w := newWorkspace(t)
 	home, err := os.MkdirTemp("/var/tmp", "scopegate-coding-home-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
-	s := &codingSession{t: t, w: w, home: home, proj: filepath.Join(w.root, "proj"),
+	if proj == "" {
+		proj = filepath.Join(w.root, "proj")
+	} else if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &codingSession{t: t, w: w, home: home, proj: proj,
 		env: []string{"HOME=" + home, "GOFLAGS=", "GOTOOLCHAIN=local"}}
 	write := func(p, content string) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
