@@ -411,6 +411,9 @@ func (w *walker) list(t walkTask, buf []byte) (*dirRecord, error) {
 			return nil, err
 		}
 	}
+	// Sorted: the cache file keeps them so, and its reader checks it.
+	slices.Sort(rec.masked)
+	slices.Sort(rec.subdirs)
 	w.listed[t.tree].Add(1)
 	w.entries[t.tree].Add(int64(n))
 	w.keep(t, rec)
@@ -568,7 +571,8 @@ type pathRecord struct {
 //
 //	magic, root, deny-set id, count, then per record: its parent's index
 //	plus one (0 for the root), its name, dev, inode, mtime, ctime, flags
-//	(1 git, 2 self), the masked names, the subdirectory names; then the
+//	(1 git, 2 self), the masked names, the subdirectory names (each list
+//	sorted); then the
 //	CRC-32C of all of it, little-endian.
 //
 // Strings are a uvarint length and the bytes; counts are uvarints.
@@ -757,18 +761,20 @@ func (d *decoder) string() string {
 	return s
 }
 
-// names reads a list of entry names, each valid and given once.
+// names reads a list of entry names, each valid, in increasing order (so
+// each is given once).
 func (d *decoder) names() []string {
 	n := d.count()
-	var out []string
-	seen := map[string]bool{}
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, 0, n)
 	for i := 0; i < n && d.err == nil; i++ {
 		s := d.string()
-		if !validName(s) || seen[s] {
+		if !validName(s) || i > 0 && s <= out[i-1] {
 			d.fail()
 			return nil
 		}
-		seen[s] = true
 		out = append(out, s)
 	}
 	return out
