@@ -162,9 +162,15 @@ func (ix *denyIndex) walkTrees(ctx context.Context, trees []string, depth int, s
 		}
 		w.start(i, t)
 	}
-	n := min(max(4, 2*runtime.GOMAXPROCS(0)), 16)
+	w.workers = min(max(4, 2*runtime.GOMAXPROCS(0)), 16)
+	w.failed = make([]atomic.Bool, len(trees))
+	for i := range w.res {
+		if w.res[i].err != nil {
+			w.failed[i].Store(true)
+		}
+	}
 	var wg sync.WaitGroup
-	for range n {
+	for range w.workers {
 		wg.Go(w.work)
 	}
 	wg.Wait()
@@ -203,8 +209,15 @@ type walker struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
 	queue []walkTask
-	busy  int
-	res   []treeResult
+	// workers is how many work; waiting how many wait in take; done is
+	// set once all wait with nothing queued.
+	workers int
+	waiting atomic.Int32
+	done    bool
+	res     []treeResult
+	// failed says which trees have an error (their directories are
+	// skipped).
+	failed []atomic.Bool
 	// changed says which trees had a directory listed anew.
 	changed []bool
 	// listed and entries count, per tree, the directories listed anew
@@ -245,46 +258,88 @@ func (w *walker) start(i int, root string) {
 	}
 }
 
-// work visits directories until none is left.
+// work visits directories until none is left: depth first on a stack of
+// its own, handing half of it to the shared queue when another worker
+// waits for work.
 func (w *walker) work() {
 	buf := make([]byte, 64<<10)
 	var out walkOut
+	var local []walkTask
+	masks := make([][]string, len(w.res))
+	gits := make([][]string, len(w.res))
 	for {
-		w.mu.Lock()
-		for len(w.queue) == 0 && w.busy > 0 {
-			w.cond.Wait()
+		if len(local) == 0 {
+			t, ok := w.take()
+			if !ok {
+				break
+			}
+			local = append(local, t)
 		}
-		if len(w.queue) == 0 {
-			w.mu.Unlock()
-			w.cond.Broadcast()
-			return
+		t := local[len(local)-1]
+		local = local[:len(local)-1]
+		if w.failed[t.tree].Load() {
+			continue
 		}
-		t := w.queue[len(w.queue)-1]
-		w.queue = w.queue[:len(w.queue)-1]
-		failed := w.res[t.tree].err != nil
-		w.busy++
-		w.mu.Unlock()
-
 		out.reset()
-		var err error
-		if !failed {
-			err = w.visit(t, buf, &out)
+		if err := w.visit(t, buf, &out); err != nil {
+			w.fail(t.tree, err)
+			continue
 		}
-
-		w.mu.Lock()
-		r := &w.res[t.tree]
-		if err != nil && r.err == nil {
-			r.err = err
+		masks[t.tree] = append(masks[t.tree], out.masks...)
+		gits[t.tree] = append(gits[t.tree], out.gits...)
+		local = append(local, out.subs...)
+		if len(local) > 1 && w.waiting.Load() > 0 {
+			local = w.share(local)
 		}
-		if r.err == nil {
-			r.masks = append(r.masks, out.masks...)
-			r.gits = append(r.gits, out.gits...)
-			w.queue = append(w.queue, out.subs...)
-		}
-		w.busy--
-		w.mu.Unlock()
-		w.cond.Broadcast()
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.res {
+		w.res[i].masks = append(w.res[i].masks, masks[i]...)
+		w.res[i].gits = append(w.res[i].gits, gits[i]...)
+	}
+}
+
+// take waits for a directory in the shared queue; false once every
+// worker waits and the queue is empty.
+func (w *walker) take() (walkTask, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.waiting.Add(1)
+	defer w.waiting.Add(-1)
+	for len(w.queue) == 0 {
+		if w.done || int(w.waiting.Load()) == w.workers {
+			w.done = true
+			w.cond.Broadcast()
+			return walkTask{}, false
+		}
+		w.cond.Wait()
+	}
+	t := w.queue[len(w.queue)-1]
+	w.queue = w.queue[:len(w.queue)-1]
+	return t, true
+}
+
+// share moves the bottom half of a worker's stack (the directories
+// nearest the root, with the most below them) to the shared queue.
+func (w *walker) share(local []walkTask) []walkTask {
+	half := len(local) / 2
+	w.mu.Lock()
+	w.queue = append(w.queue, local[:half]...)
+	w.mu.Unlock()
+	w.cond.Broadcast()
+	return append(local[:0], local[half:]...)
+}
+
+// fail records the first error of a tree; its other directories are
+// skipped.
+func (w *walker) fail(tree int, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.res[tree].err == nil {
+		w.res[tree].err = err
+	}
+	w.failed[tree].Store(true)
 }
 
 // walkOut is what one directory's visit found.
