@@ -68,6 +68,9 @@ type dirRecord struct {
 	masked []string
 	// subdirs are the entries the walk enters: directories no glob matches.
 	subdirs []string
+	// sockets are the unix sockets among the entries (sockets.go masks
+	// the host's sockets).
+	sockets []string
 	// git: the directory holds an entry named .git that is no symbolic
 	// link (repos.go).
 	git bool
@@ -136,8 +139,9 @@ type treeResult struct {
 	root string
 	// masks are the paths to mask, sorted.
 	masks []string
-	// gits are the .git entries below the tree, not below another .git.
-	gits []string
+	// gits are the .git entries below the tree, not below another .git;
+	// sockets the unix sockets below it.
+	gits, sockets []string
 	// err, when set, says why the tree's masks are not all known.
 	err error
 	// listed counts the directories listed (not taken from the index),
@@ -178,6 +182,7 @@ func (ix *denyIndex) walkTrees(ctx context.Context, trees []string, depth int, s
 		r := &w.res[i]
 		slices.Sort(r.masks)
 		slices.Sort(r.gits)
+		slices.Sort(r.sockets)
 		r.listed, r.entries = int(w.listed[i].Load()), int(w.entries[i].Load())
 	}
 	save := func() {}
@@ -267,6 +272,7 @@ func (w *walker) work() {
 	var local []walkTask
 	masks := make([][]string, len(w.res))
 	gits := make([][]string, len(w.res))
+	sockets := make([][]string, len(w.res))
 	for {
 		if len(local) == 0 {
 			t, ok := w.take()
@@ -287,6 +293,7 @@ func (w *walker) work() {
 		}
 		masks[t.tree] = append(masks[t.tree], out.masks...)
 		gits[t.tree] = append(gits[t.tree], out.gits...)
+		sockets[t.tree] = append(sockets[t.tree], out.sockets...)
 		local = append(local, out.subs...)
 		if len(local) > 1 && w.waiting.Load() > 0 {
 			local = w.share(local)
@@ -297,6 +304,7 @@ func (w *walker) work() {
 	for i := range w.res {
 		w.res[i].masks = append(w.res[i].masks, masks[i]...)
 		w.res[i].gits = append(w.res[i].gits, gits[i]...)
+		w.res[i].sockets = append(w.res[i].sockets, sockets[i]...)
 	}
 }
 
@@ -344,11 +352,13 @@ func (w *walker) fail(tree int, err error) {
 
 // walkOut is what one directory's visit found.
 type walkOut struct {
-	masks, gits []string
-	subs        []walkTask
+	masks, gits, sockets []string
+	subs                 []walkTask
 }
 
-func (o *walkOut) reset() { o.masks, o.gits, o.subs = o.masks[:0], o.gits[:0], o.subs[:0] }
+func (o *walkOut) reset() {
+	o.masks, o.gits, o.sockets, o.subs = o.masks[:0], o.gits[:0], o.sockets[:0], o.subs[:0]
+}
 
 // visit takes one directory's record from the index, or lists it anew.
 func (w *walker) visit(t walkTask, buf []byte, out *walkOut) error {
@@ -378,6 +388,9 @@ func (w *walker) visit(t walkTask, buf []byte, out *walkOut) error {
 	}
 	for _, name := range rec.masked {
 		out.masks = append(out.masks, t.dir+"/"+name)
+	}
+	for _, name := range rec.sockets {
+		out.sockets = append(out.sockets, t.dir+"/"+name)
 	}
 	if rec.git && !strings.Contains(t.dir+"/", "/.git/") {
 		out.gits = append(out.gits, t.dir+"/.git")
@@ -449,6 +462,10 @@ func (w *walker) list(t walkTask, buf []byte) (*dirRecord, error) {
 			if typ == unix.DT_LNK || typ == 0 {
 				return nil // a link's target is decided by its own root; 0: gone
 			}
+			if typ == unix.DT_SOCK {
+				rec.sockets = append(rec.sockets, strings.Clone(s))
+				return nil
+			}
 			lowerName := strings.ToLower(s)
 			if m.entry(t.lower, lowerName, fulls) {
 				rec.masked = append(rec.masked, strings.Clone(s))
@@ -469,6 +486,7 @@ func (w *walker) list(t walkTask, buf []byte) (*dirRecord, error) {
 	// Sorted: the cache file keeps them so, and its reader checks it.
 	slices.Sort(rec.masked)
 	slices.Sort(rec.subdirs)
+	slices.Sort(rec.sockets)
 	w.listed[t.tree].Add(1)
 	w.entries[t.tree].Add(int64(n))
 	w.keep(t, rec)
@@ -519,8 +537,10 @@ func statAt(dirfd int, name []byte) (uint8, uint32, error) {
 		return unix.DT_DIR, stx.Nlink, nil
 	case unix.S_IFLNK:
 		return unix.DT_LNK, stx.Nlink, nil
+	case unix.S_IFSOCK:
+		return unix.DT_SOCK, stx.Nlink, nil
 	}
-	return unix.DT_FIFO, stx.Nlink, nil // devices, fifos, sockets: nothing to mask or enter
+	return unix.DT_FIFO, stx.Nlink, nil // devices, fifos: nothing to mask or enter
 }
 
 // parseDirents calls fn for each linux_dirent64 record of buf, with the
@@ -626,8 +646,8 @@ type pathRecord struct {
 //
 //	magic, root, deny-set id, count, then per record: its parent's index
 //	plus one (0 for the root), its name, dev, inode, mtime, ctime, flags
-//	(1 git, 2 self), the masked names, the subdirectory names (each list
-//	sorted); then the
+//	(1 git, 2 self), the masked names, the subdirectory names, the socket
+//	names (each list sorted); then the
 //	CRC-32C of all of it, little-endian.
 //
 // Strings are a uvarint length and the bytes; counts are uvarints.
@@ -677,6 +697,7 @@ func encodeIndex(tree, id string, dirs map[string]*dirRecord) []byte {
 		b = append(b, flags)
 		b = appendStrings(b, rec.masked)
 		b = appendStrings(b, rec.subdirs)
+		b = appendStrings(b, rec.sockets)
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32c(b))
 }
@@ -721,7 +742,7 @@ func decodeIndex(data []byte) (root, id string, recs []pathRecord, err error) {
 		rec.key.mtime, rec.key.ctime = d.varint(), d.varint()
 		flags := d.byte()
 		rec.git, rec.self = flags&1 != 0, flags&2 != 0
-		rec.masked, rec.subdirs = d.names(), d.names()
+		rec.masked, rec.subdirs, rec.sockets = d.names(), d.names(), d.names()
 		var path string
 		switch {
 		case i == 0 && parent == -1 && name == "":

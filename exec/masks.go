@@ -287,6 +287,7 @@ func (r *Runner) view(ctx context.Context, tmp string, bestEffort bool) (*view, 
 			v.complete = append(v.complete, res.root)
 		}
 		v.Masks = append(v.Masks, res.masks...)
+		v.SocketMasks = append(v.SocketMasks, res.sockets...)
 		gits = append(gits, res.gits...)
 	}
 	v.Masks = append(v.Masks, hostSecretPaths()...)
@@ -297,6 +298,9 @@ func (r *Runner) view(ctx context.Context, tmp string, bestEffort bool) (*view, 
 	v.linksToo = p.linksToo && !failed
 	r.protectRepos(v, gits)
 	v.Carry = outermost(append(belowTmp(append(append(slices.Clone(r.readRts), r.writeRts...), tmp)), p.carry...))
+	if err := r.socketView(v); err != nil {
+		return nil, save, err
+	}
 	writable := append(slices.Clone(r.writeRts), tmp)
 	for _, root := range outermost(r.readRts) {
 		if r.opts.Broad || root == "/" || slices.ContainsFunc(writable, func(w string) bool { return within(root, w) }) {

@@ -23,7 +23,8 @@ import (
 // is are each replaced by an empty read-only tmpfs, into which only these
 // are bound back, each walked whole and masked like any root: the write
 // roots, the read roots narrower than "/", the session's project root, the
-// configuration programs read in the home directory (homeConfig), the
+// unix sockets the scope names, the configuration programs read in the
+// home directory (homeConfig), the
 // toolchain roots of the trusted PATH's directories in those places, the
 // call's temporary directory; and for each program, its own toolchain
 // root, its working directory and the existing paths its arguments name
@@ -130,6 +131,11 @@ func (r *Runner) plan(tmp string) viewPlan {
 	})
 	if r.opts.ProjectRoot != "" {
 		cands = append(cands, filepath.Clean(r.opts.ProjectRoot))
+	}
+	// The unix sockets the scope names (sockets.go), where they are.
+	named, _ := r.namedSockets()
+	for _, sock := range named {
+		cands = append(cands, sock.path)
 	}
 	if home := r.home(); home != "" {
 		for _, g := range homeConfig() {
