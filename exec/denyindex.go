@@ -906,19 +906,7 @@ func writePrivate(path string, data []byte) error {
 	if err := privateDir(dir); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".idx-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return writeFileAtomic(path, data)
 }
 
 // crc32c is the Castagnoli CRC of b.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,23 +18,11 @@ import (
 // roots below /dev/shm.
 func hideHostSockets(fresh, keep []string) error {
 	for _, dir := range fresh {
-		var mine []string
-		for _, k := range keep {
-			if within(k, dir) {
-				mine = append(mine, k)
-			}
-		}
-		if err := mountFresh(dir, "0755", mine); err != nil {
+		if err := mountFresh(dir, "0755", pathsWithin(keep, dir)); err != nil {
 			return err
 		}
 	}
-	var shm []string
-	for _, k := range keep {
-		if within(k, "/dev/shm") && k != "/dev/shm" {
-			shm = append(shm, k)
-		}
-	}
-	return privateIPC(shm)
+	return privateIPC(slices.DeleteFunc(pathsWithin(keep, "/dev/shm"), func(k string) bool { return k == "/dev/shm" }))
 }
 
 // privateIPC mounts the mqueue file system of the helper's IPC namespace

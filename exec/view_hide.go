@@ -19,13 +19,7 @@ import (
 // that is gone is left out.
 func hideAll(hide, bind []string, links []viewLink) error {
 	for _, h := range hide {
-		var mine []string
-		for _, b := range bind {
-			if within(b, h) {
-				mine = append(mine, b)
-			}
-		}
-		if err := mountFresh(h, "0755", mine); err != nil {
+		if err := mountFresh(h, "0755", pathsWithin(bind, h)); err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				continue
 			}
@@ -47,4 +41,15 @@ func hideAll(hide, bind []string, links []viewLink) error {
 		}
 	}
 	return nil
+}
+
+// pathsWithin returns the paths that lie within dir.
+func pathsWithin(paths []string, dir string) []string {
+	var out []string
+	for _, p := range paths {
+		if within(p, dir) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
