@@ -445,7 +445,8 @@ func withProgramData(rl rules, data ownData) rules {
 
 // programRules are the call's rules for one program about to run in dir
 // with args (args[0] its name): the call's view, plus what this program
-// needs in it, each tree walked whole and masked like any root.
+// needs in it, each tree walked and masked like any root (a toolchain
+// root toolchainDepth levels deep).
 //
 // A scope that reads the whole system (viewplan.go) binds back into its
 // hidden directories the toolchain roots of the program, of the file it

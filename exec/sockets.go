@@ -139,8 +139,9 @@ func (r *Runner) socketView(v *view) error {
 		}
 	}
 	// The roots below them stay, as those below /tmp do (their sockets
-	// are masked below), and so do those below /dev/shm (privateIPC).
-	for _, root := range roots {
+	// are masked below), and so do those below /dev/shm (privateIPC),
+	// whatever root holds them (a scope reading /** and writing one).
+	for _, root := range append(slices.Clone(r.readRts), r.writeRts...) {
 		if below(root) || within(root, "/dev/shm") && root != "/dev/shm" {
 			v.Keep = append(v.Keep, root)
 		}
