@@ -151,25 +151,35 @@ func memDir(t testing.TB) string {
 	return dir
 }
 
-// removeParallel removes dir, its subdirectories' trees in parallel.
+// removeParallel removes dir, the directories three levels down in
+// parallel.
 func removeParallel(dir string) {
-	var rm func(string)
-	rm = func(d string) {
-		ents, _ := os.ReadDir(d)
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		for _, e := range ents {
-			if e.IsDir() {
-				wg.Go(func() {
-					sem <- struct{}{}
-					defer func() { <-sem }()
-					_ = os.RemoveAll(filepath.Join(d, e.Name()))
-				})
+	level := []string{dir}
+	for range 3 {
+		var next []string
+		for _, d := range level {
+			ents, _ := os.ReadDir(d)
+			for _, e := range ents {
+				if e.IsDir() {
+					next = append(next, filepath.Join(d, e.Name()))
+				}
 			}
 		}
-		wg.Wait()
+		if len(next) == 0 {
+			break
+		}
+		level = next
 	}
-	rm(dir)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, d := range level {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_ = os.RemoveAll(d)
+		})
+	}
+	wg.Wait()
 	_ = os.RemoveAll(dir)
 }
 
