@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/scopegate/scopegate/policy"
-	"github.com/scopegate/scopegate/sessions"
 )
 
 // The answers to an offer (CONTRACT §9), also the answer label of
@@ -132,42 +130,6 @@ func offerable(d policy.Decision) []policy.Widening {
 		return nil
 	}
 	return ws
-}
-
-// expansionOf is the scope expansion of widenings. A flag it does not know
-// is an error: such a widening is never offered nor applied.
-func expansionOf(ws []policy.Widening) (sessions.Expansion, error) {
-	var x sessions.Expansion
-	for _, w := range ws {
-		var list *[]string
-		path := false
-		switch w.Flag {
-		case "--read":
-			list, path = &x.Read, true
-		case "--write":
-			list, path = &x.Write, true
-		case "--allow-command":
-			list = &x.AllowCommands
-		case "--roam-subdirectory":
-			list = &x.RoamSubdirectories
-		case "--roam-tag":
-			list = &x.RoamTags
-		case "--roam-node-id":
-			list = &x.RoamNodeIDs
-		case "--allow-host":
-			if err := policy.ValidateHostEntry(w.Value); err != nil {
-				return x, fmt.Errorf("widening %s %q cannot be applied: %v", w.Flag, w.Value, err)
-			}
-			list = &x.AllowHosts
-		default:
-			return x, fmt.Errorf("widening %s %q cannot be applied", w.Flag, w.Value)
-		}
-		if strings.TrimSpace(w.Value) == "" || path && !filepath.IsAbs(w.Value) {
-			return x, fmt.Errorf("widening %s %q cannot be applied", w.Flag, w.Value)
-		}
-		*list = append(*list, w.Value)
-	}
-	return x, nil
 }
 
 // offer puts a widenable denial to the user through t.Ask and acts on the

@@ -84,9 +84,7 @@ func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, o check
 	now := g.opts.Now()
 	res := CallResult{CallID: audit.NewCallID(now)}
 	b := g.open(t)
-	if o.opened != nil {
-		b.knowMeta(o.opened.Metadata, o.opened.MetadataErr)
-	}
+	b.opened = o.opened
 	dec := g.decide(b, call, decideOptions{execution: t.checkExecution(call), decide: o.decide})
 	g.countDecision(t, call, dec)
 	res.Decision = dec.d

@@ -1,12 +1,10 @@
 package gateway
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/policy"
-	"github.com/scopegate/scopegate/sessions"
 )
 
 // decision is one decision and what it was made with.
@@ -85,42 +83,6 @@ func (g *Gateway) decideScope(b *branch, call policy.Call, o decideOptions) deci
 	}
 	out.d.Execution = o.execution
 	return out
-}
-
-// grantedScope is sc, the compiled scope of the file at path, widened by a
-// grant's widenings.
-func grantedScope(path string, sc *policy.Scope, env policy.Env, ws []policy.Widening) (*policy.Scope, error) {
-	x, err := expansionOf(ws)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", policy.ErrInvalidScope, err)
-	}
-	widened, err := policy.Compile(widenDocument(sc.Document(), x), env)
-	if err != nil {
-		return nil, fmt.Errorf("%s widened by a grant: %w", path, err)
-	}
-	return widened, nil
-}
-
-// widenDocument adds an expansion to a scope document in memory: the scope a
-// one-time grant runs its call under.
-func widenDocument(doc policy.Document, x sessions.Expansion) policy.Document {
-	add := func(list []string, more []string) []string {
-		return append(append([]string(nil), list...), more...)
-	}
-	doc.Paths.Read = add(doc.Paths.Read, x.Read)
-	doc.Paths.Write = add(doc.Paths.Write, x.Write)
-	doc.Shell.Allow = add(doc.Shell.Allow, x.AllowCommands)
-	doc.OrgRoam.Subdirectory = add(doc.OrgRoam.Subdirectory, x.RoamSubdirectories)
-	doc.OrgRoam.Tags = add(doc.OrgRoam.Tags, x.RoamTags)
-	doc.OrgRoam.NodeIDs = add(doc.OrgRoam.NodeIDs, x.RoamNodeIDs)
-	if len(x.AllowHosts) > 0 && doc.Network.Mode != policy.NetworkAny {
-		hosts := doc.Network.Hosts
-		if doc.Network.Mode != policy.NetworkList {
-			hosts = nil
-		}
-		doc.Network = policy.NetworkRules{Mode: policy.NetworkList, Hosts: add(hosts, x.AllowHosts)}
-	}
-	return doc
 }
 
 // expectReadOnlyRepo is policy.Env.ReadOnlyRepo before a confined call

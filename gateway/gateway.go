@@ -5,13 +5,14 @@
 // A call's way through it is a file a step. call.go holds the entry
 // points (Check, Call) and their steps in order: target.go reads what the
 // call is decided against, each branch file at most once, into one value
-// the later steps share; decide.go decides; approval.go and grant.go offer
-// a denial to the user and keep one-time grants; run.go runs the call;
-// record.go writes tools.org, hands the event on and counts. Beside them:
-// observe.go (observe mode), hook.go (agents' hooks), stored.go (the calls
-// a hook leaves to `scopegate exec`), expand.go and replay.go; scope.go,
-// protected.go and cache.go are what the gateway keeps across calls, each
-// with the rule that says when it is stale.
+// the later steps share; decide.go decides; approval.go offers a denial
+// to the user; grant.go keeps one-time grants and the scope a grant
+// widens; run.go runs the call; record.go writes tools.org, hands the
+// event on and counts. Beside them: observe.go (observe mode), hook.go
+// (agents' hooks), stored.go (the calls a hook leaves to `scopegate
+// exec`), expand.go and replay.go; scope.go, protected.go and cache.go are
+// what the gateway keeps across calls, each with the rule that says when
+// it is stale.
 package gateway
 
 import (

@@ -3,9 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,29 +15,6 @@ import (
 	"github.com/scopegate/scopegate/profiles"
 	"github.com/scopegate/scopegate/sessions"
 )
-
-// Observing reports whether a branch is in observe mode. A missing mode
-// file is enforce; one that cannot be read or holds anything but a mode is
-// enforce too (fail closed), with a warning.
-func (g *Gateway) Observing(branchDir string) bool {
-	path := filepath.Join(branchDir, sessions.ModeFile)
-	st, err := g.fileStamp(path)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			g.opts.Warn(fmt.Sprintf("read mode of %s: %v; the branch is enforced", branchDir, err))
-		}
-		return false
-	}
-	if observe, ok := g.modes.get(branchDir, st); ok {
-		return observe
-	}
-	mode, err := sessions.ReadMode(branchDir)
-	if err != nil {
-		g.opts.Warn(err.Error() + "; the branch is enforced")
-	}
-	g.modes.put(branchDir, st, mode == sessions.ModeObserve)
-	return mode == sessions.ModeObserve
-}
 
 // observedScope is sc as observe mode decides with it: the credential deny
 // list of the built-in profiles added to paths.deny, so that a credential

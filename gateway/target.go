@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -102,9 +105,16 @@ type branch struct {
 	// claimed from the branch for a run of a stored call, or given by the
 	// user's answer to an offer.
 	grant *Grant
-	// meta and observing read the metadata and the mode on first use.
-	meta      func() branchMeta
-	observing func() bool
+
+	// g reads the files below when a step first needs them, once.
+	g *Gateway
+	// opened is the branch as the call's caller opened it, whose metadata
+	// the call then need not read (nil: read it).
+	opened   *sessions.Branch
+	metaOnce sync.Once
+	metaOf   branchMeta
+	modeOnce sync.Once
+	observe  bool
 }
 
 // open reads the target of a call: the scope now, the rest when first
@@ -114,7 +124,7 @@ func (g *Gateway) open(t Target) *branch {
 	if !t.Synced {
 		g.syncFiles()
 	}
-	b := &branch{dir: t.BranchDir, scopePath: t.ScopeFile, cwd: t.Cwd}
+	b := &branch{dir: t.BranchDir, scopePath: t.ScopeFile, cwd: t.Cwd, g: g}
 	if b.scopePath == "" {
 		b.scopePath = filepath.Join(t.BranchDir, sessions.ScopeFile)
 	}
@@ -128,22 +138,31 @@ func (g *Gateway) open(t Target) *branch {
 	}
 	b.protected = addProtected(protected, extra...)
 	b.scope = g.loadScope(b.scopePath, g.env(b.protected, ""))
-	b.meta = sync.OnceValue(func() branchMeta {
-		if b.dir == "" {
-			return branchMeta{}
-		}
-		return g.readMeta(b.dir)
-	})
-	b.observing = sync.OnceValue(func() bool {
-		return b.dir != "" && g.Observing(b.dir)
-	})
 	return b
 }
 
-// knowMeta gives b the branch's metadata as its caller has already read
-// it (err when it could not be), before any step asks for it.
-func (b *branch) knowMeta(md sessions.Metadata, err error) {
-	b.meta = sync.OnceValue(func() branchMeta { return branchMetaOf(b.dir, md, err) })
+// meta is what the call uses of the branch's metadata, read when first
+// asked for.
+func (b *branch) meta() branchMeta {
+	b.metaOnce.Do(func() {
+		switch {
+		case b.dir == "":
+		case b.opened != nil:
+			b.metaOf = branchMetaOf(b.dir, b.opened.Metadata, b.opened.MetadataErr)
+		default:
+			b.metaOf = b.g.readMeta(b.dir)
+		}
+	})
+	return b.metaOf
+}
+
+// observing reports whether the branch is in observe mode, read when
+// first asked for.
+func (b *branch) observing() bool {
+	b.modeOnce.Do(func() {
+		b.observe = b.dir != "" && b.g.Observing(b.dir)
+	})
+	return b.observe
 }
 
 // defaultCwd is the working directory of call: its own, else the
@@ -214,4 +233,27 @@ func branchMetaOf(branchDir string, md sessions.Metadata, err error) branchMeta 
 		}
 	}
 	return m
+}
+
+// Observing reports whether a branch is in observe mode. A missing mode
+// file is enforce; one that cannot be read or holds anything but a mode is
+// enforce too (fail closed), with a warning.
+func (g *Gateway) Observing(branchDir string) bool {
+	path := filepath.Join(branchDir, sessions.ModeFile)
+	st, err := g.fileStamp(path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			g.opts.Warn(fmt.Sprintf("read mode of %s: %v; the branch is enforced", branchDir, err))
+		}
+		return false
+	}
+	if observe, ok := g.modes.get(branchDir, st); ok {
+		return observe
+	}
+	mode, err := sessions.ReadMode(branchDir)
+	if err != nil {
+		g.opts.Warn(err.Error() + "; the branch is enforced")
+	}
+	g.modes.put(branchDir, st, mode == sessions.ModeObserve)
+	return mode == sessions.ModeObserve
 }
