@@ -86,8 +86,9 @@ func (g *Gateway) runnerOptions(dec decision) (opts exec.Options, seen *observed
 		seen = new(observed)
 		read, write = observedRoots(read, write, dec.widen)
 		// Observe mode runs with the bounds of the user's own account: the
-		// host's network (its connections are not recorded).
-		network = policy.AnyNetwork()
+		// host's network (its connections are not recorded), and the unix
+		// sockets the scope names.
+		network = network.WithAnyHost()
 	}
 	return exec.Options{
 		Checker:      checker{scope: dec.scope, env: dec.env, observe: seen},
