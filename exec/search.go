@@ -201,41 +201,28 @@ func (e *globEnt) Type() fs.FileMode          { return e.typ }
 func (e *globEnt) Info() (fs.FileInfo, error) { return fs.Lstat(e.dir.sub, e.rel) }
 
 // searchDeny is the deny globs as the search tools use them to skip
-// directories (the private view's compiled patterns, see compileDeny).
+// directories: the private view's compiled matcher (compileDeny), of all
+// of them and of those that match everything below a directory they match
+// ("X/**", with no alternatives or escapes).
 type searchDeny struct {
-	pats []denyPattern
-	// below marks the patterns that match everything below a directory
-	// they match ("X/**", with no alternatives or escapes).
-	below []bool
+	all, below *denyMatcher
 }
 
 func (r *Runner) searchDeny() searchDeny {
-	d := searchDeny{pats: compileDeny(r.deny)}
-	for _, p := range d.pats {
-		d.below = append(d.below, strings.HasSuffix(p.pat, "/**") && !strings.ContainsAny(p.pat, `\{}`))
+	var below []string
+	for _, p := range r.deny {
+		if strings.HasSuffix(p, "/**") && !strings.ContainsAny(p, `\{}`) {
+			below = append(below, p)
+		}
 	}
-	return d
+	return searchDeny{all: compileDeny(r.deny), below: compileDeny(below)}
 }
 
 // denied reports whether a deny glob matches lower (a lower-case path).
-func (d searchDeny) denied(lower string) bool {
-	for i := range d.pats {
-		if d.pats[i].full(lower) {
-			return true
-		}
-	}
-	return false
-}
+func (d searchDeny) denied(lower string) bool { return d.all.full(lower) }
 
 // closed reports whether a deny glob matches lower and everything below it.
-func (d searchDeny) closed(lower string) bool {
-	for i := range d.pats {
-		if d.below[i] && d.pats[i].full(lower) {
-			return true
-		}
-	}
-	return false
-}
+func (d searchDeny) closed(lower string) bool { return d.below.full(lower) }
 
 // grepFile is one file of the grep walk, in the walk's order.
 type grepFile struct {

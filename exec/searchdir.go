@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -185,7 +184,20 @@ func (l *dirLister) read(rel string) ([]searchEnt, error) {
 			break
 		}
 		var unknown []int
-		ents, unknown = parseDirents((*bp)[:n], ents, unknown)
+		err = parseDirents((*bp)[:n], func(name []byte, typ uint8) error {
+			if string(name) == "." || string(name) == ".." {
+				return nil
+			}
+			t, known := direntType(typ)
+			if !known {
+				unknown = append(unknown, len(ents))
+			}
+			ents = append(ents, searchEnt{name: string(name), typ: t})
+			return nil
+		})
+		if err != nil {
+			return nil, &fs.PathError{Op: "getdents", Path: rel, Err: err}
+		}
 		for _, i := range unknown {
 			// The filesystem did not say the type: ask, as os.ReadDir does.
 			var st unix.Stat_t
@@ -206,53 +218,27 @@ func (l *dirLister) read(rel string) ([]searchEnt, error) {
 	return ents, nil
 }
 
-// Offsets in a linux_dirent64 record (getdents64(2)).
-const (
-	direntReclen = 16
-	direntType   = 18
-	direntName   = 19
-)
-
-// parseDirents appends the entries of a getdents64(2) buffer to ents,
-// leaving out "." and "..", and the index in ents of each entry whose
-// type the filesystem did not give (DT_UNKNOWN) to unknown. A record that
-// does not fit the buffer ends the parse.
-func parseDirents(buf []byte, ents []searchEnt, unknown []int) ([]searchEnt, []int) {
-	for len(buf) >= direntName {
-		reclen := int(binary.NativeEndian.Uint16(buf[direntReclen:]))
-		if reclen < direntName || reclen > len(buf) {
-			break
-		}
-		name := buf[direntName:reclen]
-		if i := slices.Index(name, 0); i >= 0 {
-			name = name[:i]
-		}
-		typ := buf[direntType]
-		buf = buf[reclen:]
-		if len(name) == 0 || string(name) == "." || string(name) == ".." || slices.Contains(name, '/') {
-			continue
-		}
-		e := searchEnt{name: string(name)}
-		switch typ {
-		case unix.DT_DIR:
-			e.typ = fs.ModeDir
-		case unix.DT_LNK:
-			e.typ = fs.ModeSymlink
-		case unix.DT_REG:
-		case unix.DT_FIFO:
-			e.typ = fs.ModeNamedPipe
-		case unix.DT_SOCK:
-			e.typ = fs.ModeSocket
-		case unix.DT_CHR:
-			e.typ = fs.ModeDevice | fs.ModeCharDevice
-		case unix.DT_BLK:
-			e.typ = fs.ModeDevice
-		default:
-			unknown = append(unknown, len(ents))
-		}
-		ents = append(ents, e)
+// direntType is the type of a getdents(2) entry as os.FileMode.Type says
+// it, and whether the filesystem gave one (DT_UNKNOWN: ask, as os.ReadDir
+// does).
+func direntType(typ uint8) (fs.FileMode, bool) {
+	switch typ {
+	case unix.DT_DIR:
+		return fs.ModeDir, true
+	case unix.DT_LNK:
+		return fs.ModeSymlink, true
+	case unix.DT_REG:
+		return 0, true
+	case unix.DT_FIFO:
+		return fs.ModeNamedPipe, true
+	case unix.DT_SOCK:
+		return fs.ModeSocket, true
+	case unix.DT_CHR:
+		return fs.ModeDevice | fs.ModeCharDevice, true
+	case unix.DT_BLK:
+		return fs.ModeDevice, true
 	}
-	return ents, unknown
+	return 0, false
 }
 
 // modeType is the type of a stat mode as os.FileMode.Type says it.
