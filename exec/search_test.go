@@ -55,10 +55,10 @@ func (c scopeChecker) CheckWalked(path, resolved string, dir bool, links uint64,
 // search tools must leave out or handle as they always have: deny globs in
 // any case, hard links, symbolic links (to files, to directories, out of
 // the project, dangling), a FIFO, binary files, CRLF lines, lines longer
-// than a match's text, a file without a final newline, a file of more
-// than 1 MiB and one with a line longer than the scanner takes, names that
-// are not UTF-8, and a directory outside the project. It returns the
-// directory holding the project ("proj") and the outside ("outside").
+// than a match's text, a file without a final newline, names that are not
+// UTF-8, and a directory outside the project (files of a mebibyte are
+// bigFiles'). It returns the directory holding the project ("proj") and
+// the outside ("outside").
 func searchTree(t testing.TB) string {
 	t.Helper()
 	dir := realDir(t)
@@ -113,14 +113,6 @@ func searchTree(t testing.TB) string {
 	for name, content := range files {
 		writeFile(t, filepath.Join(proj, name), content, 0o644)
 	}
-	big := strings.Repeat("line of text without the word\n", (2<<20)/30) + "Foo after two MiB\n"
-	writeFile(t, filepath.Join(proj, "big.txt"), big, 0o644)
-	huge := "Foo first\n" + strings.Repeat("y", 1<<20+10) + "\nFoo never read\n"
-	writeFile(t, filepath.Join(proj, "hugeline.txt"), huge, 0o644)
-	exact := strings.Repeat("w", 1<<20-1) + "\nFoo\n"
-	writeFile(t, filepath.Join(proj, "exact.txt"), exact, 0o644)
-	under := "Foo\n" + strings.Repeat("v", 1<<20-6) + "\n"
-	writeFile(t, filepath.Join(proj, "under.txt"), under[:1<<20-1], 0o644)
 	for _, l := range [][2]string{
 		{"a.go", "hard.go"}, {"docs/readme.md", "zz/hard-readme.md"}, {"../outside/secret.txt", "outside-hard.txt"},
 	} {
@@ -238,36 +230,41 @@ func (r *recorded) take() []policy.Violation {
 
 // compareSearch runs every grep and glob call on the engine and on the
 // oracle (the walk before it) and fails on any difference.
-// Under the scopes other than "standard" only the first few of each run.
+// Under the scopes other than "standard" only the first few calls run, in
+// two of the four configurations.
 func compareSearch(t *testing.T, dir string, greps []policy.GrepArgs, globs []policy.GlobArgs) {
 	proj := filepath.Join(dir, "proj")
 	ctx := context.Background()
+	type config struct {
+		observe bool
+		max     int
+	}
 	for name, doc := range searchScopes(dir) {
 		greps, globs := greps, globs
+		configs := []config{{false, DefaultMaxMatches}, {true, DefaultMaxMatches}, {false, 3}, {true, 3}}
 		if name != "standard" {
 			greps, globs = greps[:min(len(greps), 6)], globs[:min(len(globs), 12)]
+			configs = []config{{false, DefaultMaxMatches}, {true, 3}}
 		}
-		for _, observe := range []bool{false, true} {
-			for _, max := range []int{DefaultMaxMatches, 3} {
-				r, rec := newSearchRunner(t, dir, doc, observe, max)
-				tag := fmt.Sprintf("%s/observe=%v/max=%d", name, observe, max)
-				for _, a := range greps {
-					got := outcome(r.grep(ctx, a, proj))
-					got.Observed = rec.take()
-					want := outcome(r.oracleGrep(ctx, a, proj))
-					want.Observed = rec.take()
-					if !reflect.DeepEqual(got, want) {
-						t.Errorf("%s: grep %+v:\n got %s\nwant %s", tag, a, show(got), show(want))
-					}
+		for _, c := range configs {
+			r, rec := newSearchRunner(t, dir, doc, c.observe, c.max)
+			tag := fmt.Sprintf("%s/observe=%v/max=%d", name, c.observe, c.max)
+			for _, a := range greps {
+				got := outcome(r.grep(ctx, a, proj))
+				got.Observed = rec.take()
+				want := outcome(r.oracleGrep(ctx, a, proj))
+				want.Observed = rec.take()
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: grep %+v:\n got %s\nwant %s", tag, a, show(got), show(want))
 				}
-				for _, a := range globs {
-					got := outcome(r.glob(ctx, a, proj))
-					got.Observed = rec.take()
-					want := outcome(r.oracleGlob(ctx, a, proj))
-					want.Observed = rec.take()
-					if !reflect.DeepEqual(got, want) {
-						t.Errorf("%s: glob %+v:\n got %s\nwant %s", tag, a, show(got), show(want))
-					}
+			}
+			for _, a := range globs {
+				got := outcome(r.glob(ctx, a, proj))
+				got.Observed = rec.take()
+				want := outcome(r.oracleGlob(ctx, a, proj))
+				want.Observed = rec.take()
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: glob %+v:\n got %s\nwant %s", tag, a, show(got), show(want))
 				}
 			}
 		}
@@ -331,6 +328,35 @@ func globCases(dir string) []policy.GlobArgs {
 func TestSearchMatchesOracle(t *testing.T) {
 	dir := searchTree(t)
 	compareSearch(t, dir, grepCases(dir), globCases(dir))
+}
+
+// The same on files of about a mebibyte, the length of line the grep tool
+// has always read at most: a file longer than that with a match past it,
+// a line longer than that (the file's search stops there), a line of just
+// that length, a file just under it.
+func TestSearchMatchesOracleBigFiles(t *testing.T) {
+	dir := realDir(t)
+	proj := filepath.Join(dir, "proj")
+	big := strings.Repeat("line of text without the word\n", (1<<20)/30+100) + "Foo after a mebibyte\n"
+	writeFile(t, filepath.Join(proj, "big.txt"), big, 0o644)
+	huge := "Foo first\n" + strings.Repeat("y", 1<<20+10) + "\nFoo never read\n"
+	writeFile(t, filepath.Join(proj, "hugeline.txt"), huge, 0o644)
+	exact := strings.Repeat("w", 1<<20-1) + "\nFoo\n"
+	writeFile(t, filepath.Join(proj, "exact.txt"), exact, 0o644)
+	under := "Foo\n" + strings.Repeat("v", 1<<20-6) + "\n"
+	writeFile(t, filepath.Join(proj, "under.txt"), under[:1<<20-1], 0o644)
+	writeFile(t, filepath.Join(proj, "small.txt"), "Foo\n", 0o644)
+	r, _ := newSearchRunner(t, dir, searchScopes(dir)["none"], false, DefaultMaxMatches)
+	ctx := context.Background()
+	for _, a := range []policy.GrepArgs{{Pattern: "Foo"}, {Pattern: "^$"}, {Pattern: "y{3}$"}, {Pattern: "never"}, {Pattern: "Foo", Path: "big.txt"}} {
+		got, want := outcome(r.grep(ctx, a, proj)), outcome(r.oracleGrep(ctx, a, proj))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("grep %+v:\n got %s\nwant %s", a, show(got), show(want))
+		}
+		if a.Pattern == "Foo" && a.Path == "" && len(got.Matches) != 5 {
+			t.Errorf("grep Foo: %d matches, want one in each file: %q", len(got.Matches), got.Matches)
+		}
+	}
 }
 
 // The same on random trees.
