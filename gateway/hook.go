@@ -88,6 +88,9 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 	if err != nil {
 		return agents.Answer{}, err
 	}
+	if in.Event != agents.EventPreToolUse {
+		return agents.Ack(), nil
+	}
 	m, err := agents.Map(agent, in)
 	if err != nil {
 		return agents.Answer{}, err

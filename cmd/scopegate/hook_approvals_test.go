@@ -67,7 +67,7 @@ func TestHookAsk(t *testing.T) {
 	outside := filepath.Join(root, "outside.txt")
 	bash := map[string]any{"command": "date +approved-%Y", "description": "date"}
 
-	a := askHook(t, w, "claude-code", "ask-1", "default", "Bash", bash)
+	a := askHook(t, w, "claude-code", "ask-1", "auto", "Bash", bash)
 	cmdline, _ := a.Updated["command"].(string)
 	m := regexp.MustCompile(`exec --session (\S+) --branch main --call (\S+)$`).FindStringSubmatch(cmdline)
 	if a.Decision != "ask" || !strings.Contains(a.Reason, "--allow-command date") || m == nil || !strings.HasPrefix(cmdline, scopegateBin+" ") {
@@ -110,7 +110,6 @@ func TestHookAsk(t *testing.T) {
 		{"claude-code", "default", "Bash", map[string]any{"command": "rm -rf " + filepath.Join(root, "x")}},
 		{"claude-code", "bypassPermissions", "Bash", bash},
 		{"claude-code", "dontAsk", "Write", map[string]any{"file_path": outside, "content": "x"}},
-		{"claude-code", "auto", "Bash", bash},
 		{"claude-code", "", "Bash", bash},
 		{"claude-code", "someNewMode", "Bash", bash},
 		{"codex", "default", "Bash", bash},
