@@ -46,42 +46,79 @@ func (e ClaudeCodeEnv) SettingsFiles() []string {
 // rules it holds cannot be kept, so the caller denies.
 var ErrInvalidRules = errors.New("invalid agent rules")
 
-// ParseClaudeSettings reads the permission rules of one Claude Code
-// settings document (source names it in messages): permissions.deny and
-// permissions.ask entries for Bash, Read and Edit (and Write, MultiEdit,
-// NotebookEdit, which Edit rules also cover). Rules for other tools are
-// Claude Code's own to apply: scopegate never rewrites those calls. A
-// document that is not a JSON object, or whose permission lists are not
-// lists of strings, is an error.
-func ParseClaudeSettings(data []byte, source string, e ClaudeCodeEnv) (Rules, error) {
+// ClaudeSettings is what scopegate reads of a Claude Code settings
+// document.
+type ClaudeSettings struct {
+	Rules Rules
+	// PostToolUse says that the document installs scopegate's hook for
+	// PostToolUse, which records what became of a call Claude Code asked
+	// its user about.
+	PostToolUse bool
+}
+
+// ParseClaudeSettings reads one Claude Code settings document (source
+// names it in messages): its permissions.deny and permissions.ask entries
+// for Bash, Read and Edit (and Write, MultiEdit, NotebookEdit, which Edit
+// rules also cover), and whether it installs scopegate's PostToolUse hook.
+// Rules for other tools are Claude Code's own to apply: scopegate never
+// rewrites those calls. A document that is not a JSON object, or whose
+// permission lists are not lists of strings, is an error.
+func ParseClaudeSettings(data []byte, source string, e ClaudeCodeEnv) (ClaudeSettings, error) {
 	var doc struct {
 		Permissions *struct {
 			Deny []string `json:"deny"`
 			Ask  []string `json:"ask"`
 		} `json:"permissions"`
+		Hooks map[string]json.RawMessage `json:"hooks"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		return Rules{}, fmt.Errorf("%w: %s: %v", ErrInvalidRules, source, err)
+		return ClaudeSettings{}, fmt.Errorf("%w: %s: %v", ErrInvalidRules, source, err)
 	}
 	if dec.More() {
-		return Rules{}, fmt.Errorf("%w: %s: trailing data after the settings object", ErrInvalidRules, source)
+		return ClaudeSettings{}, fmt.Errorf("%w: %s: trailing data after the settings object", ErrInvalidRules, source)
 	}
-	var r Rules
+	var s ClaudeSettings
+	s.PostToolUse = installsScopegate(doc.Hooks[string(EventPostToolUse)])
 	if doc.Permissions == nil {
-		return r, nil
+		return s, nil
 	}
 	for _, l := range []struct {
 		list []string
 		d    RuleDecision
 	}{{doc.Permissions.Deny, RuleDeny}, {doc.Permissions.Ask, RuleAsk}} {
 		for _, text := range l.list {
-			if err := r.addClaudeRule(text, l.d, source, e); err != nil {
-				return Rules{}, err
+			if err := s.Rules.addClaudeRule(text, l.d, source, e); err != nil {
+				return ClaudeSettings{}, err
 			}
 		}
 	}
-	return r, nil
+	return s, nil
+}
+
+// installsScopegate reports whether the matchers of one hook event run
+// scopegate's Claude Code hook: a command hook running "hook claude-code",
+// or an HTTP hook posting to its route. What is not such a list is not.
+func installsScopegate(raw json.RawMessage) bool {
+	var matchers []struct {
+		Hooks []struct {
+			Type    string `json:"type"`
+			Command string `json:"command"`
+			URL     string `json:"url"`
+		} `json:"hooks"`
+	}
+	if json.Unmarshal(raw, &matchers) != nil {
+		return false
+	}
+	for _, m := range matchers {
+		for _, h := range m.Hooks {
+			if h.Type == "command" && strings.Contains(h.Command, " hook "+ClaudeCode) ||
+				h.Type == "http" && strings.HasSuffix(strings.TrimRight(h.URL, "/"), "/v1/hooks/"+ClaudeCode) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ParseClaudeRuleList reads rules given as one list (--disallowedTools):

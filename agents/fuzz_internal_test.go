@@ -17,7 +17,8 @@ func FuzzClaudeRules(f *testing.F) {
 		f.Add(s.settings, s.command)
 	}
 	e := ClaudeCodeEnv{ProjectDir: "/p", Home: "/h"}
-	all, err := ParseClaudeSettings([]byte(`{"permissions":{"deny":["Bash"]}}`), "all.json", e)
+	allSettings, err := ParseClaudeSettings([]byte(`{"permissions":{"deny":["Bash"]}}`), "all.json", e)
+	all := allSettings.Rules
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -33,10 +34,10 @@ func FuzzClaudeRules(f *testing.F) {
 				t.Fatalf("%q: the rule denying every command does not match (%v)", command, err)
 			}
 		}
-		r, err := ParseClaudeSettings([]byte(settings), "s.json", e)
+		s, err := ParseClaudeSettings([]byte(settings), "s.json", e)
 		if err != nil {
 			return
 		}
-		_, _, _ = r.MatchCommand(command)
+		_, _, _ = s.Rules.MatchCommand(command)
 	})
 }

@@ -1,56 +1,60 @@
 package agents
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
 
-// claudeMeasured are Claude Code 2.1.331's own verdicts, measured with the
-// real binary (a hook that allows without rewriting, so that Claude Code
-// applies its rules to the command itself): deny rules Bash(echo:*),
-// Bash(whoami), Bash(git push:*), Bash(ls -la), Bash(git commit:*),
-// Bash(npm run test *), Bash(* --force), Bash(rm*), Bash(docker). TestClaudeCodeRules
-// (cmd/scopegate) measures them again on the installed binary.
-var claudeMeasured = []struct {
-	command string
-	denied  bool
-}{
-	{"echo a", true}, {"echo", true}, {"echox", false}, {"/bin/echo a", true},
-	{"ls && echo b", true}, {"ls | echo c", true}, {"ls; echo d", true}, {"(echo e)", true},
-	{"ls $(echo f)", true}, {"timeout 5 echo g", true}, {"nice echo h", true}, {"env echo i", true},
-	{"FOO=1 echo j", true}, {"whoami", true}, {"whoami -u", false}, {"'echo' l", true}, {`e\cho m`, true},
-	{"git status", false}, {"git push origin", true}, {"xargs echo n </dev/null", true},
-	{"command echo o", true}, {"builtin echo p", true}, {"exec echo q", true},
-	{"if true; then echo r; fi", true}, {"echo s > /dev/null", true}, {"  echo t", true}, {"ECHO u", false},
-	{"ls -la", true}, {"ls -la .", false}, {"ls  -la", true}, {"ls -al", false},
-	{"git commit -m x", true}, {"git commit", true}, {"git commitx", false},
-	{"npm run test foo", true}, {"npm run test", true}, {"npm run testx", false},
-	{"git push --force", true}, {"ls --force", true}, {"rmdir nothere", true}, {"rm nothere", true},
-	{"docker", true}, {"docker ps", false}, {"true docker", false}, {"ls; docker ps", false},
-	{"ls -la && true", true}, {"timeout 5 ls -la", true}, {"FOO=1 ls -la", true}, {`\ls -la`, true}, {`"ls" -la`, true},
+// claudeMeasured are Claude Code's own verdicts on Bash commands under a
+// set of deny rules, measured on the real binary
+// (testdata/claudecode_bash_rules.json; TestClaudeCodeRules in
+// cmd/scopegate measures them again on the installed binary).
+type claudeMeasured struct {
+	Version string   `json:"version"`
+	Deny    []string `json:"deny"`
+	Cases   []struct {
+		Command string `json:"command"`
+		Denied  bool   `json:"denied"`
+	} `json:"cases"`
+}
+
+func readClaudeMeasured(t *testing.T) claudeMeasured {
+	t.Helper()
+	data, err := os.ReadFile("testdata/claudecode_bash_rules.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m claudeMeasured
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func claudeRules(t *testing.T, settings string) Rules {
 	t.Helper()
-	r, err := ParseClaudeSettings([]byte(settings), "/p/.claude/settings.json", ClaudeCodeEnv{ProjectDir: "/p", Home: "/home/u"})
+	s, err := ParseClaudeSettings([]byte(settings), "/p/.claude/settings.json", ClaudeCodeEnv{ProjectDir: "/p", Home: "/home/u"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return s.Rules
 }
 
 func TestClaudeBashRulesMeasured(t *testing.T) {
-	r := claudeRules(t, `{"permissions":{"deny":["Bash(echo:*)","Bash(whoami)","Bash(git push:*)","Bash(ls -la)","Bash(git commit:*)",
-		"Bash(npm run test *)","Bash(* --force)","Bash(rm*)","Bash(docker)"]}}`)
-	for _, tc := range claudeMeasured {
-		t.Run(tc.command, func(t *testing.T) {
-			rule, ok, err := r.MatchCommand(tc.command)
+	m := readClaudeMeasured(t)
+	settings, _ := json.Marshal(map[string]any{"permissions": map[string]any{"deny": m.Deny}})
+	r := claudeRules(t, string(settings))
+	for _, tc := range m.Cases {
+		t.Run(tc.Command, func(t *testing.T) {
+			rule, ok, err := r.MatchCommand(tc.Command)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ok != tc.denied {
-				t.Errorf("matched %v (%s), Claude Code denied: %v", ok, rule.Text, tc.denied)
+			if ok != tc.Denied {
+				t.Errorf("matched %v (%s), Claude Code %s denied: %v", ok, rule.Text, m.Version, tc.Denied)
 			}
 		})
 	}
@@ -114,7 +118,8 @@ func TestClaudeSettingsParse(t *testing.T) {
 		"trailing":         {`{} {}`, false, 0, 0, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r, err := ParseClaudeSettings([]byte(tc.doc), "s.json", e)
+			s, err := ParseClaudeSettings([]byte(tc.doc), "s.json", e)
+			r := s.Rules
 			if (err == nil) != tc.ok {
 				t.Fatalf("err %v, want ok %v", err, tc.ok)
 			}
@@ -201,6 +206,21 @@ func TestGlobMatchUnknown(t *testing.T) {
 	} {
 		if got := globMatch(tc.pattern, tc.subject); got != tc.want {
 			t.Errorf("globMatch(%q, %q) = %v", tc.pattern, tc.subject, got)
+		}
+	}
+}
+
+func TestClaudeSettingsPostToolUse(t *testing.T) {
+	for doc, want := range map[string]bool{
+		`{"hooks":{"PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"/usr/local/bin/scopegate hook claude-code"}]}]}}`: true,
+		`{"hooks":{"PostToolUse":[{"hooks":[{"type":"http","url":"http://127.0.0.1:7411/v1/hooks/claude-code"}]}]}}`:                     true,
+		`{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"scopegate hook claude-code"}]}]}}`:                 false,
+		`{"hooks":{"PostToolUse":[{"hooks":[{"type":"command","command":"prettier --write"}]}]}}`:                                        false,
+		`{"hooks":{"PostToolUse":"x"}}`: false,
+	} {
+		s, err := ParseClaudeSettings([]byte(doc), "s.json", ClaudeCodeEnv{})
+		if err != nil || s.PostToolUse != want {
+			t.Errorf("%s: PostToolUse %v (%v), want %v", doc, s.PostToolUse, err, want)
 		}
 	}
 }
