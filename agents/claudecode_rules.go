@@ -9,25 +9,14 @@ import (
 	"strings"
 )
 
-// ClaudeCodeEnv is what locates the settings a Claude Code process reads:
-// its own environment as its hooks receive it.
-type ClaudeCodeEnv struct {
-	// ProjectDir is CLAUDE_PROJECT_DIR: where Claude Code was started, whose
-	// .claude/settings.json and .claude/settings.local.json it reads.
-	ProjectDir string
-	// ConfigDir is CLAUDE_CONFIG_DIR, Home the home directory: the user's
-	// settings are ConfigDir/settings.json, else Home/.claude/settings.json.
-	ConfigDir, Home string
-}
-
 // ClaudeCodeManagedDir is where Claude Code reads its managed settings on
 // Linux (managed-settings.json and managed-settings.d/*.json).
 const ClaudeCodeManagedDir = "/etc/claude-code"
 
-// SettingsFiles are the settings files Claude Code reads, in its order
-// (managed, user, project, local), whether or not they exist. The drop-ins
-// of managed-settings.d are the caller's to list.
-func (e ClaudeCodeEnv) SettingsFiles() []string {
+// ClaudeSettingsFiles are the settings files Claude Code reads, in its
+// order (managed, user, project, local), whether or not they exist. The
+// drop-ins of managed-settings.d are the caller's to list.
+func (e Env) ClaudeSettingsFiles() []string {
 	files := []string{filepath.Join(ClaudeCodeManagedDir, "managed-settings.json")}
 	switch {
 	case e.ConfigDir != "":
@@ -63,7 +52,7 @@ type ClaudeSettings struct {
 // Rules for other tools are Claude Code's own to apply: scopegate never
 // rewrites those calls. A document that is not a JSON object, or whose
 // permission lists are not lists of strings, is an error.
-func ParseClaudeSettings(data []byte, source string, e ClaudeCodeEnv) (ClaudeSettings, error) {
+func ParseClaudeSettings(data []byte, source string, e Env) (ClaudeSettings, error) {
 	var doc struct {
 		Permissions *struct {
 			Deny []string `json:"deny"`
@@ -123,7 +112,7 @@ func installsScopegate(raw json.RawMessage) bool {
 
 // ParseClaudeRuleList reads rules given as one list (--disallowedTools):
 // rules separated by commas or spaces outside their parentheses.
-func ParseClaudeRuleList(list string, d RuleDecision, source string, e ClaudeCodeEnv) (Rules, error) {
+func ParseClaudeRuleList(list string, d RuleDecision, source string, e Env) (Rules, error) {
 	var r Rules
 	for _, text := range splitRuleList(list) {
 		if err := r.addClaudeRule(text, d, source, e); err != nil {
@@ -166,7 +155,7 @@ func splitRuleList(list string) []string {
 }
 
 // addClaudeRule adds one rule: Tool or Tool(content).
-func (r *Rules) addClaudeRule(text string, d RuleDecision, source string, e ClaudeCodeEnv) error {
+func (r *Rules) addClaudeRule(text string, d RuleDecision, source string, e Env) error {
 	tool, content, hasContent, err := splitClaudeRule(text)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrInvalidRules, source, err)
@@ -289,7 +278,7 @@ func globMatch(pattern, subject string) bool {
 //	       below the project directory
 //
 // A pattern also covers everything below what it names.
-func claudePathGlobs(p string, e ClaudeCodeEnv) ([]string, error) {
+func claudePathGlobs(p string, e Env) ([]string, error) {
 	var g string
 	switch {
 	case strings.HasPrefix(p, "//"):

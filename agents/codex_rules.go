@@ -10,25 +10,18 @@ import (
 	"unicode/utf8"
 )
 
-// CodexEnv is what locates the rules a Codex process reads: its own
-// environment as its hooks receive it.
-type CodexEnv struct {
-	// Home is CODEX_HOME, else ~/.codex.
-	Home string
-	// ProjectDir is the directory Codex was started in (the hook's
-	// working directory), whose .codex/rules it reads.
-	ProjectDir string
-}
-
 // CodexSystemDir is the system configuration layer of Codex.
 const CodexSystemDir = "/etc/codex"
 
-// RulesDirs are the directories whose *.rules files Codex reads, one per
-// configuration layer (system, user, project).
-func (e CodexEnv) RulesDirs() []string {
+// CodexRulesDirs are the directories whose *.rules files Codex reads, one
+// per configuration layer (system, user, project).
+func (e Env) CodexRulesDirs() []string {
 	dirs := []string{filepath.Join(CodexSystemDir, "rules")}
-	if e.Home != "" {
-		dirs = append(dirs, filepath.Join(e.Home, "rules"))
+	switch {
+	case e.ConfigDir != "":
+		dirs = append(dirs, filepath.Join(e.ConfigDir, "rules"))
+	case e.Home != "":
+		dirs = append(dirs, filepath.Join(e.Home, ".codex", "rules"))
 	}
 	if e.ProjectDir != "" {
 		dirs = append(dirs, filepath.Join(e.ProjectDir, ".codex", "rules"))

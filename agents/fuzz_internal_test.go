@@ -16,7 +16,7 @@ func FuzzClaudeRules(f *testing.F) {
 	} {
 		f.Add(s.settings, s.command)
 	}
-	e := ClaudeCodeEnv{ProjectDir: "/p", Home: "/h"}
+	e := Env{ProjectDir: "/p", Home: "/h"}
 	allSettings, err := ParseClaudeSettings([]byte(`{"permissions":{"deny":["Bash"]}}`), "all.json", e)
 	all := allSettings.Rules
 	if err != nil {

@@ -5,6 +5,23 @@ import (
 	"strings"
 )
 
+// Env is what locates an agent's own rules: the agent's environment as its
+// hook process inherits it, which the model cannot steer.
+type Env struct {
+	// ProjectDir is where the agent was started: CLAUDE_PROJECT_DIR (whose
+	// .claude/settings.json and settings.local.json Claude Code reads), the
+	// hook's working directory for Codex (whose .codex/rules it reads).
+	ProjectDir string `json:"project_dir,omitempty"`
+	// ConfigDir is the agent's own directory when the environment names
+	// one: CLAUDE_CONFIG_DIR (else ~/.claude), CODEX_HOME (else ~/.codex).
+	ConfigDir string `json:"config_dir,omitempty"`
+	// Home is the home directory.
+	Home string `json:"home,omitempty"`
+	// PID is the agent's process (CLAUDE_PID), whose command line may add
+	// settings; 0 when not known.
+	PID int `json:"pid,omitempty"`
+}
+
 // RuleDecision is what one of an agent's own permission rules asks for a
 // call it matches.
 type RuleDecision int

@@ -36,7 +36,7 @@ func readClaudeMeasured(t *testing.T) claudeMeasured {
 
 func claudeRules(t *testing.T, settings string) Rules {
 	t.Helper()
-	s, err := ParseClaudeSettings([]byte(settings), "/p/.claude/settings.json", ClaudeCodeEnv{ProjectDir: "/p", Home: "/home/u"})
+	s, err := ParseClaudeSettings([]byte(settings), "/p/.claude/settings.json", Env{ProjectDir: "/p", Home: "/home/u"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestClaudeRulesDenyBeforeAsk(t *testing.T) {
 }
 
 func TestClaudeSettingsParse(t *testing.T) {
-	e := ClaudeCodeEnv{ProjectDir: "/p", Home: "/home/u"}
+	e := Env{ProjectDir: "/p", Home: "/home/u"}
 	for name, tc := range map[string]struct {
 		doc     string
 		ok      bool
@@ -145,7 +145,7 @@ func TestClaudeCommandLine(t *testing.T) {
 	if strings.Join(c.Settings, "|") != `/s.json|{"a":1}` || strings.Join(c.Disallowed, "|") != "Bash(git:*) Edit|Read(./x)|Bash(rm:*)" {
 		t.Errorf("%+v", c)
 	}
-	r, err := ParseClaudeRuleList("Bash(git log:*), Bash(rm -rf:*) Edit", RuleDeny, "--disallowedTools", ClaudeCodeEnv{ProjectDir: "/p"})
+	r, err := ParseClaudeRuleList("Bash(git log:*), Bash(rm -rf:*) Edit", RuleDeny, "--disallowedTools", Env{ProjectDir: "/p"})
 	if err != nil || len(r.Commands) != 2 || len(r.Paths) != 1 || r.Commands[1].Text != "Bash(rm -rf:*)" {
 		t.Errorf("%+v %v", r, err)
 	}
@@ -218,7 +218,7 @@ func TestClaudeSettingsPostToolUse(t *testing.T) {
 		`{"hooks":{"PostToolUse":[{"hooks":[{"type":"command","command":"prettier --write"}]}]}}`:                                        false,
 		`{"hooks":{"PostToolUse":"x"}}`: false,
 	} {
-		s, err := ParseClaudeSettings([]byte(doc), "s.json", ClaudeCodeEnv{})
+		s, err := ParseClaudeSettings([]byte(doc), "s.json", Env{})
 		if err != nil || s.PostToolUse != want {
 			t.Errorf("%s: PostToolUse %v (%v), want %v", doc, s.PostToolUse, err, want)
 		}
