@@ -9,8 +9,9 @@
 // through a re-exec of the scopegate binary (see [IsHelper], [RunHelper])
 // that applies Landlock, in its own process group, with a scrubbed
 // environment and a private temporary directory. Where the host allows,
-// that helper first enters new user, mount and PID namespaces and builds a
-// private view: denied files and host secrets masked, a private /tmp and
-// /proc. Files named helper*.go and view_helper.go run in the helper,
-// the others in the gateway; helper_protocol.go is all the two share.
+// that helper first enters new user, mount, PID and IPC namespaces and
+// builds a private view: denied files, host secrets and host sockets
+// masked, a private /tmp, /run and /proc. Files named helper*.go,
+// view_helper.go, sockets_helper.go and seccomp.go run in the helper, the
+// others in the gateway; helper_protocol.go is all the two share.
 package exec

@@ -46,6 +46,10 @@ func RunHelper(args []string) int {
 		fmt.Fprintf(os.Stderr, "scopegate: confine: %v\n", err)
 		return helperExitCode
 	}
+	if err := applySeccomp(!rl.UnixSockets); err != nil {
+		fmt.Fprintf(os.Stderr, "scopegate: confine: %v\n", err)
+		return helperExitCode
+	}
 	// Die with the gateway, whatever happened to the parent-death signal
 	// set at fork: if the gateway is already gone, do not start at all.
 	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
@@ -117,12 +121,18 @@ func restrict(rl rules) error {
 	if err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
-	err = full.Restrict(
+	grants := []landlock.Rule{
 		landlock.RODirs(roDirs...).IgnoreIfMissing(),
 		landlock.ROFiles(roFiles...).IgnoreIfMissing(),
 		rw,
 		landlock.RWFiles(append(rwFiles, rl.RWFiles...)...).IgnoreIfMissing(),
-	)
+	}
+	if rl.ABI >= 9 && len(rl.Sockets) > 0 {
+		// From ABI 9, connecting to a pathname socket made outside the
+		// domain needs this right: the named sockets alone get it.
+		grants = append(grants, landlock.ROFiles(rl.Sockets...).WithResolveUnix().IgnoreIfMissing())
+	}
+	err = full.Restrict(grants...)
 	if err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}

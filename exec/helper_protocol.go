@@ -16,11 +16,12 @@ import (
 // scopegate binary, the helper, which confines itself and then runs the
 // program. Two processes take part, each with files of its own:
 //
-//   - the gateway: runner.go, proc.go, masks.go, landlock.go (what is
-//     granted) and view_gateway.go (starting the helper in its namespaces,
-//     the namespace probe, the gateway's ends of the pipes);
-//   - the helper: helper.go (its entry point, [RunHelper], Landlock alone)
-//     and view_helper.go (PID 1 of the private view's namespaces).
+//   - the gateway: runner.go, proc.go, masks.go, sockets.go, landlock.go
+//     (what is granted) and view_gateway.go (starting the helper in its
+//     namespaces, the namespace probe, the gateway's ends of the pipes);
+//   - the helper: helper.go (its entry point, [RunHelper], Landlock
+//     alone), view_helper.go (PID 1 of the private view's namespaces),
+//     sockets_helper.go and seccomp.go (its filter, in both cases).
 //
 // This file is all they agree on. The helper is a fresh process image: it
 // knows only its argv, its environment (the program's) and the
@@ -204,6 +205,13 @@ type rules struct {
 	// View, when set, is the private filesystem view the helper builds in
 	// its new namespaces before applying Landlock.
 	View *view `json:"view,omitempty"`
+	// UnixSockets says that the scope names unix sockets: programs may
+	// make AF_UNIX sockets. Without it the helper's seccomp filter refuses
+	// socket(AF_UNIX, …) (seccomp.go). Sockets are the named ones that
+	// exist, links resolved: with Landlock ABI 9 the only pathname
+	// sockets made outside the program it may connect to.
+	UnixSockets bool     `json:"unix_sockets,omitempty"`
+	Sockets     []string `json:"sockets,omitempty"`
 }
 
 // view is the private view the helper builds, sent with its rules.
@@ -245,6 +253,16 @@ type view struct {
 	// gitDirs are the repository directories of Repos (the gateway's own
 	// knowledge, for ReadOnlyRepo).
 	gitDirs []string
+
+	// Host sockets (sockets.go). Fresh are the directories of host
+	// sockets (/run, and /var/run where it is a directory of its own)
+	// that get an empty tmpfs each; Keep are the files below them put
+	// back at their paths: the sockets the scope names, and the files
+	// /etc links to there (resolv.conf). SocketMasks are the other host
+	// sockets, masked like Masks.
+	Fresh       []string `json:"fresh,omitempty"`
+	Keep        []string `json:"keep,omitempty"`
+	SocketMasks []string `json:"socket_masks,omitempty"`
 }
 
 // helperArgv returns the argv that runs program under the helper.
@@ -280,9 +298,9 @@ func parseHelperArgs(args []string) (rules, string, []string, error) {
 	if err := json.Unmarshal([]byte(args[2]), &rl); err != nil {
 		return rules{}, "", nil, fmt.Errorf("decode rules: %w", err)
 	}
-	lists := [][]string{rl.RW, rl.RWFiles, rl.RO}
+	lists := [][]string{rl.RW, rl.RWFiles, rl.RO, rl.Sockets}
 	if rl.View != nil {
-		lists = append(lists, rl.View.Carry, rl.View.Masks)
+		lists = append(lists, rl.View.Carry, rl.View.Masks, rl.View.Fresh, rl.View.Keep, rl.View.SocketMasks)
 		switch rl.View.Network {
 		case "", viewNetNone, viewNetProxy:
 		default:

@@ -190,6 +190,8 @@ type denyWalk struct {
 	out   []string
 	// skip are directories a shallow walk leaves alone, with what they hold.
 	skip []string
+	// sockets are the unix sockets the walk met (sockets.go).
+	sockets []string
 }
 
 func (w *denyWalk) matchFull(lower string) bool {
@@ -297,6 +299,10 @@ func (w *denyWalk) dir(dir string) error {
 			w.out = append(w.out, p)
 			continue
 		}
+		if e.typ == fs.ModeSocket {
+			w.sockets = append(w.sockets, p)
+			continue
+		}
 		if e.typ == fs.ModeDir {
 			if w.links || w.canHold(lower) {
 				if err := w.dir(p); err != nil {
@@ -347,6 +353,7 @@ func (r *Runner) denyMasks(v *view) error {
 			}
 		}
 		v.Masks, v.complete, v.linksToo = append(w.out, hostSecretPaths()...), roots, true
+		v.SocketMasks = w.sockets
 		return nil
 	}
 	// A scope that reads the system (/**) is never walked whole in time.
@@ -364,6 +371,7 @@ func (r *Runner) denyMasks(v *view) error {
 		}
 	}
 	v.Masks = append(w.out, hostSecretPaths()...)
+	v.SocketMasks = w.sockets
 	return nil
 }
 
@@ -405,6 +413,8 @@ func (w *denyWalk) shallow(dir string, depth int) error {
 			continue
 		}
 		switch {
+		case e.typ == fs.ModeSocket:
+			w.sockets = append(w.sockets, p)
 		case e.typ != fs.ModeDir:
 		case depth > 1 && w.canHold(lower):
 			if err := w.shallow(p, depth-1); err != nil {
@@ -437,7 +447,7 @@ func outermost(roots []string) []string {
 // dirEnt is one directory entry as the deny walk needs it.
 type dirEnt struct {
 	name string
-	typ  fs.FileMode // fs.ModeDir, fs.ModeSymlink or 0
+	typ  fs.FileMode // fs.ModeDir, fs.ModeSymlink, fs.ModeSocket or 0
 }
 
 // dirListing is a cached directory listing and the identity of the
@@ -502,7 +512,7 @@ func (h *Host) listDir(dir string, now time.Time) ([]dirEnt, error) {
 	}
 	ents := make([]dirEnt, len(des))
 	for i, d := range des {
-		ents[i] = dirEnt{name: d.Name(), typ: d.Type() & (fs.ModeDir | fs.ModeSymlink)}
+		ents[i] = dirEnt{name: d.Name(), typ: d.Type() & (fs.ModeDir | fs.ModeSymlink | fs.ModeSocket)}
 	}
 	changed := time.Unix(st.Ctim.Unix())
 	if m := time.Unix(st.Mtim.Unix()); m.After(changed) {
@@ -530,6 +540,9 @@ func (r *Runner) view(tmp string) (*view, error) {
 	// The roots below /tmp are carried into the private /tmp; a root that
 	// holds /tmp (a scope reading /**) sees the private one instead.
 	v.Carry = outermost(belowTmp(append(append(slices.Clone(r.readRts), r.writeRts...), tmp)))
+	if err := r.socketView(v); err != nil {
+		return nil, err
+	}
 	writable := append(slices.Clone(r.writeRts), tmp)
 	for _, root := range outermost(r.readRts) {
 		if r.opts.Broad || root == "/" || slices.ContainsFunc(writable, func(w string) bool { return within(root, w) }) {
@@ -563,7 +576,7 @@ func belowTmp(roots []string) []string {
 // viewSize is about the JSON size of v.
 func viewSize(v *view) int {
 	n := 0
-	for _, l := range [][]string{v.Carry, v.Masks, v.ReadOnly, v.Writable, v.Pins, v.Repos} {
+	for _, l := range [][]string{v.Carry, v.Masks, v.ReadOnly, v.Writable, v.Pins, v.Repos, v.Fresh, v.Keep, v.SocketMasks} {
 		for _, p := range l {
 			n += len(p) + 3
 		}

@@ -63,7 +63,7 @@ const (
 )
 
 // NamespaceMode says whether shell programs get a private view of the
-// filesystem (new user, mount and PID namespaces) under Landlock.
+// filesystem (new user, mount, PID and IPC namespaces) under Landlock.
 type NamespaceMode int
 
 const (

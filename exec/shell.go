@@ -66,7 +66,9 @@ func (sh *shell) prepare() error {
 	sh.prepared.Do(func() {
 		defer func() {
 			if sh.prepErr == nil {
+				sh.r.socketRules(&sh.rules)
 				sh.planNetwork()
+				sh.planSockets()
 			}
 		}()
 		r := sh.r

@@ -18,8 +18,8 @@ import (
 
 // The private view, the gateway's side: this file runs in the gateway.
 //
-// With namespaces, the gateway starts the helper in new user, mount and PID
-// namespaces with CAP_SYS_ADMIN (and, for a gateway running as root,
+// With namespaces, the gateway starts the helper in new user, mount, PID
+// and IPC namespaces with CAP_SYS_ADMIN (and, for a gateway running as root,
 // CAP_SETPCAP) as ambient capabilities, the only ones the helper needs in
 // its user namespace. The clone is a vfork, as for any
 // program Go starts: the helper maps its own uid and gid, which a process
@@ -57,7 +57,7 @@ func (sh *shell) Masked(dir string, follow bool) bool {
 // With netns the helper gets a network namespace of its own too, and the
 // capabilities to bring its loopback up and listen on port 53 in it.
 func namespaceAttr(netns bool) *syscall.SysProcAttr {
-	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC |
 		syscall.CLONE_VM | syscall.CLONE_VFORK)
 	caps := ambientCaps()
 	if netns {
@@ -119,7 +119,7 @@ func (h *Host) forgetProbe() {
 // cannot be read (then nothing is remembered).
 func probeKey(helper string) string {
 	var b strings.Builder
-	b.WriteString("scopegate namespace probe v3\n")
+	b.WriteString("scopegate namespace probe v4\n")
 	for _, p := range []string{
 		"/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/osrelease",
 		"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone",
@@ -131,7 +131,7 @@ func probeKey(helper string) string {
 		}
 		fmt.Fprintf(&b, "%s=%s\n", p, strings.TrimSpace(string(v)))
 	}
-	for _, ns := range []string{"mnt", "user", "pid"} {
+	for _, ns := range []string{"mnt", "user", "pid", "ipc"} {
 		v, err := os.Readlink("/proc/self/ns/" + ns)
 		if err != nil {
 			return ""

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 	"unsafe"
@@ -25,8 +26,11 @@ import (
 //  1. makes every mount private, so nothing it does reaches the host;
 //  2. mounts a fresh tmpfs on /tmp, after cloning the roots that live
 //     below /tmp (read, write, the call's TMPDIR) and moving the clones
-//     back to their paths inside it;
-//  3. masks every path of [view.Masks] (deny matches, host secrets): an
+//     back to their paths inside it; then the same on /run and /var/run
+//     with the sockets the scope names, and the IPC namespace's own
+//     /dev/mqueue and an empty /dev/shm (sockets_helper.go);
+//  3. masks every path of [view.Masks] (deny matches, host secrets) and
+//     of [view.SocketMasks] (the other host sockets): an
 //     empty read-only file bound over a file, an empty read-only tmpfs
 //     over a directory; the target is opened without following links, so
 //     a link swapped in since the walk cannot redirect a mask;
@@ -38,7 +42,8 @@ import (
 //  6. applies Landlock;
 //  7. gives up, on every thread, its capabilities and those anything it
 //     starts would get (ambient set cleared; with uid 0, root no longer
-//     gains capabilities by exec), and starts the program as PID 2, in a
+//     gains capabilities by exec), installs the seccomp filter
+//     (seccomp.go), and starts the program as PID 2, in a
 //     process group of its own, with no descriptor but the standard
 //     streams (supervise), the signals the program could send it left at
 //     their default action, which PID 1 does not receive from inside its
@@ -103,7 +108,13 @@ func runProbe(args []string) int {
 		if err := mountProc(); err != nil {
 			return err
 		}
-		return dropCaps()
+		if err := probeHostSockets(); err != nil {
+			return err
+		}
+		if err := dropCaps(); err != nil {
+			return err
+		}
+		return probeSeccomp()
 	}()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "scopegate: probe namespaces: %v\n", err)
@@ -185,6 +196,9 @@ func runInView(rl rules, program string, argv []string) int {
 	if err := dropCaps(); err != nil {
 		return fail("%v", err)
 	}
+	if err := applySeccomp(!rl.UnixSockets); err != nil {
+		return fail("%v", err)
+	}
 	if _, err := unix.Write(viewFD, []byte{viewBuiltByte}); err != nil {
 		return fail("tell the gateway: %v", err)
 	}
@@ -205,9 +219,13 @@ func buildView(v view) error {
 	if err := mountTmp(v.Carry); err != nil {
 		return err
 	}
+	// No host socket, no host IPC object (sockets_helper.go).
+	if err := hideHostSockets(v.Fresh, v.Keep); err != nil {
+		return err
+	}
 	// Masks first: they need the private /tmp writable (a read-only root
 	// may hold it), and the read-only binds clone them with their trees.
-	if err := maskAll(v.Masks); err != nil {
+	if err := maskAll(append(slices.Clip(v.Masks), v.SocketMasks...)); err != nil {
 		return err
 	}
 	if err := bindReadOnly(v.ReadOnly, v.Writable); err != nil {
@@ -279,6 +297,13 @@ func bindOver(path string, readOnly, recursive bool) error {
 // it: directories and single files (a file granted by name), each on a
 // mount point of its own kind.
 func mountTmp(carry []string) error {
+	return mountFresh(privateTmp, "1777", carry)
+}
+
+// mountFresh mounts an empty tmpfs of mode on dir and brings back the
+// paths of carry, which lie below it, each on a mount point of its own
+// kind (a directory, or an empty file for a file or socket).
+func mountFresh(dir, mode string, carry []string) error {
 	fds := make([]int, len(carry))
 	dirs := make([]bool, len(carry))
 	for i, root := range carry {
@@ -298,18 +323,18 @@ func mountTmp(carry []string) error {
 		}
 		dirs[i] = st.Mode&unix.S_IFMT == unix.S_IFDIR
 	}
-	if err := unix.Mount("tmpfs", privateTmp, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return fmt.Errorf("mount private %s: %w", privateTmp, err)
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode="+mode); err != nil {
+		return fmt.Errorf("mount private %s: %w", dir, err)
 	}
 	for i, root := range carry {
 		if fds[i] < 0 {
 			continue
 		}
 		if err := mountPoint(root, dirs[i]); err != nil {
-			return fmt.Errorf("carry %s into the private %s: %w", root, privateTmp, err)
+			return fmt.Errorf("carry %s into the private %s: %w", root, dir, err)
 		}
 		if err := unix.MoveMount(fds[i], "", unix.AT_FDCWD, root, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-			return fmt.Errorf("carry %s into the private %s: %w", root, privateTmp, err)
+			return fmt.Errorf("carry %s into the private %s: %w", root, dir, err)
 		}
 	}
 	return nil

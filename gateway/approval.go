@@ -159,6 +159,11 @@ func expansionOf(ws []policy.Widening) (sessions.Expansion, error) {
 				return x, fmt.Errorf("widening %s %q cannot be applied: %v", w.Flag, w.Value, err)
 			}
 			list = &x.AllowHosts
+		case "--allow-socket":
+			if err := policy.ValidateSocketPath(w.Value); err != nil {
+				return x, fmt.Errorf("widening %s %q cannot be applied: %v", w.Flag, w.Value, err)
+			}
+			list = &x.AllowSockets
 		default:
 			return x, fmt.Errorf("widening %s %q cannot be applied", w.Flag, w.Value)
 		}
@@ -188,6 +193,19 @@ func widenDocument(doc policy.Document, x sessions.Expansion) policy.Document {
 			hosts = nil
 		}
 		doc.Network = policy.NetworkRules{Mode: policy.NetworkList, Hosts: add(hosts, x.AllowHosts)}
+	}
+	if len(x.AllowSockets) > 0 {
+		var entries []string
+		switch doc.Network.Mode {
+		case policy.NetworkList:
+			entries = doc.Network.Hosts
+		case policy.NetworkAny:
+			entries = []string{policy.NetworkAny}
+		}
+		for _, p := range x.AllowSockets {
+			entries = add(entries, []string{policy.SocketEntry(p)})
+		}
+		doc.Network = policy.NetworkRules{Mode: policy.NetworkList, Hosts: entries}
 	}
 	return doc
 }

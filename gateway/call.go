@@ -596,8 +596,9 @@ func (g *Gateway) run(ctx context.Context, dec decision, call policy.Call, ro ru
 		seen = new(observed)
 		read, write = observedRoots(read, write, dec.widen)
 		// Observe mode runs with the bounds of the user's own account: the
-		// host's network (its connections are not recorded).
-		network = policy.AnyNetwork()
+		// host's network (its connections are not recorded), and the unix
+		// sockets the scope names.
+		network = network.WithAnyHost()
 	}
 	runner, err := exec.New(exec.Options{
 		Checker: checker{scope: dec.scope, env: dec.env, observe: seen}, ReadRoots: read, WriteRoots: write, Broad: dec.observe,

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/scopegate/scopegate/audit"
+	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/sessions"
 )
 
@@ -30,6 +32,9 @@ func (g *Gateway) ExpandScope(ctx context.Context, branchDir string, add session
 	}
 	if x.Network != "" {
 		lists["network"] = []string{x.Network}
+	}
+	for _, p := range x.AllowSockets {
+		lists["network"] = append(slices.Clip(lists["network"]), policy.SocketEntry(p))
 	}
 	args := map[string][]string{}
 	var summary []string

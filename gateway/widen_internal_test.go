@@ -46,3 +46,36 @@ func TestWidenDocumentHosts(t *testing.T) {
 		t.Fatal("an invalid host entry was accepted as a widening")
 	}
 }
+
+// A one-time grant of a unix socket names it in the network list: none
+// and a host list gain the entry, any becomes the list [any, unix:…] and
+// still allows every host.
+func TestWidenDocumentSockets(t *testing.T) {
+	x, err := expansionOf([]policy.Widening{{Flag: "--allow-socket", Value: "/run/docker.sock"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		in   policy.NetworkRules
+		mode string
+	}{
+		{"none", policy.NetworkRules{}, policy.NetworkNone},
+		{"list", policy.NetworkRules{Mode: policy.NetworkList, Hosts: []string{"github.com"}}, policy.NetworkList},
+		{"any", policy.NetworkRules{Mode: policy.NetworkAny}, policy.NetworkAny},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := policy.Compile(widenDocument(policy.Document{Network: tc.in}, x), policy.Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := sc.Network()
+			if ok, _ := n.AllowSocket("/run/docker.sock"); !ok || n.Mode() != tc.mode {
+				t.Fatalf("network %+v: mode %s, socket allowed %v; want mode %s", n, n.Mode(), ok, tc.mode)
+			}
+		})
+	}
+	if _, err := expansionOf([]policy.Widening{{Flag: "--allow-socket", Value: "run/x.sock"}}); err == nil {
+		t.Fatal("a relative socket was accepted as a widening")
+	}
+}

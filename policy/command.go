@@ -513,6 +513,7 @@ func operandAccess(mode operandMode, i, n int, pathLike bool) (Access, bool) {
 // own checks (its table row's check, and its subcommand's).
 func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st *shellState) {
 	c.hostArgs(p)
+	c.socketArgs(p, cwd)
 	leaf := p.leaf
 	if leaf != nil && leaf.wrapper {
 		c.wrapped(p, leaf, cwd, st)

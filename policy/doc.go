@@ -25,13 +25,14 @@
 //	options.go               match options    prog_readers.go  cat ls head sort …
 //	recursive.go             recursive reads  prog_search.go   grep rg fd (rgtypes.go)
 //	path.go                  check paths      prog_jq.go       jq gojq yq
-//	network.go               network section  prog_sed.go prog_awk.go prog_find.go
+//	network.go network_sockets.go  network    prog_sed.go prog_awk.go prog_find.go
 //	call.go api.go tools.go  calls, tools     prog_archives.go tar zip unzip
 //	decision.go widen.go     decisions        prog_interpreters.go python node sh …
 //	scope.go env.go lookpath.go denyroots.go  prog_go.go prog_make.go
 //	memofs.go osfs_linux.go  the file system  prog_packagemanagers.go npm npx pnpm yarn
 //	                                          prog_pip.go prog_cargo.go
 //	                                          prog_git.go prog_network.go
+//	                                          prog_hosts.go prog_sockets.go
 //	                                          prog_editors.go prog_wrappers.go
 //
 // The engine reaches a program only through its row (a spec: options with

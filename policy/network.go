@@ -23,6 +23,11 @@ import (
 //	  - .githubusercontent.com  # every subdomain of it (NO_PROXY style)
 //	  - proxy.golang.org:443    # this host, this port
 //	  - localhost:8080          # loopback only where named
+//	  - unix:/run/docker.sock   # one host unix socket (network_sockets.go)
+//
+// A list may also hold the word any: every host, and the list's unix:
+// entries besides (a scalar any names no socket). A list with no host
+// entry reaches no host: none, with its sockets.
 //
 // Loopback, private (RFC 1918, ULA, CGNAT), link-local and the other
 // non-public addresses are reachable only where an entry names them: the
@@ -50,7 +55,8 @@ const (
 type NetworkRules struct {
 	// Mode is "" (no network key), NetworkNone, NetworkAny or NetworkList.
 	Mode string `yaml:"-" json:"-"`
-	// Hosts are the entries of a list, as written.
+	// Hosts are the entries of a list, as written: hosts, unix: sockets
+	// and the word any.
 	Hosts []string `yaml:"-" json:"-"`
 }
 
@@ -70,19 +76,19 @@ func (r *NetworkRules) UnmarshalYAML(n *yaml.Node) error {
 			*r = NetworkRules{Mode: n.Value}
 			return nil
 		}
-		return fmt.Errorf("line %d: network is none, any or a list of hosts, not %q", n.Line, n.Value)
+		return fmt.Errorf("line %d: network is none, any or a list of hosts and unix: sockets, not %q", n.Line, n.Value)
 	case yaml.SequenceNode:
 		hosts := make([]string, 0, len(n.Content))
 		for i, item := range n.Content {
 			if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
-				return fmt.Errorf("line %d: network[%d] is not a host (a string such as example.com, .example.com or example.com:8080)", item.Line, i)
+				return fmt.Errorf("line %d: network[%d] is not a host (a string such as example.com, .example.com, example.com:8080 or unix:/run/app.sock)", item.Line, i)
 			}
 			hosts = append(hosts, item.Value)
 		}
 		*r = NetworkRules{Mode: NetworkList, Hosts: hosts}
 		return nil
 	}
-	return fmt.Errorf("line %d: network is none, any or a list of hosts", n.Line)
+	return fmt.Errorf("line %d: network is none, any or a list of hosts and unix: sockets", n.Line)
 }
 
 // MarshalYAML writes the section in the form it was read.
@@ -133,6 +139,8 @@ func (r *NetworkRules) UnmarshalJSON(data []byte) error {
 type Network struct {
 	mode    string
 	entries []hostEntry
+	// sockets are the list's unix: entries (network_sockets.go).
+	sockets []socketEntry
 }
 
 // The kinds of a network entry.
@@ -152,14 +160,18 @@ type hostEntry struct {
 	port int // 0: ports 80 and 443
 }
 
-// AnyNetwork is the network section `any`: every host, as observe mode
-// runs calls (CONTRACT §8).
-func AnyNetwork() Network { return Network{mode: NetworkAny} }
+// WithAnyHost returns the section with every host allowed and the same
+// unix sockets: the network observe mode runs calls with (CONTRACT §8).
+func (n Network) WithAnyHost() Network {
+	n.mode, n.entries = NetworkAny, nil
+	return n
+}
 
 // Network returns the compiled network section.
 func (s *Scope) Network() Network { return s.net }
 
-// Mode is "none", "any" or "list". A list without entries is "none".
+// Mode is "none", "any" or "list". A list without host entries is
+// "none", one holding the word any is "any".
 func (n Network) Mode() string {
 	if n.mode == "" {
 		return NetworkNone
@@ -179,17 +191,36 @@ func compileNetwork(r NetworkRules) (Network, error) {
 	default:
 		return Network{}, fmt.Errorf("%w: network is none, any or a list of hosts, not %q", ErrInvalidScope, r.Mode)
 	}
-	if len(r.Hosts) == 0 {
-		return Network{mode: NetworkNone}, nil
-	}
-	n := Network{mode: NetworkList, entries: make([]hostEntry, 0, len(r.Hosts))}
+	n := Network{mode: NetworkNone}
+	anyHost := false
 	for i, h := range r.Hosts {
+		rule := fmt.Sprintf("network[%d] %s", i, h)
+		switch {
+		case h == NetworkAny:
+			anyHost = true
+			continue
+		case h == NetworkNone:
+			return Network{}, fmt.Errorf("%w: network[%d] %q: none is not an entry: a list without hosts reaches none (leave it out)", ErrInvalidScope, i, h)
+		case strings.HasPrefix(h, socketPrefix):
+			p, err := parseSocketEntry(h)
+			if err != nil {
+				return Network{}, fmt.Errorf("%w: network[%d] %q: %v", ErrInvalidScope, i, h, err)
+			}
+			n.sockets = append(n.sockets, socketEntry{rule: rule, path: p})
+			continue
+		}
 		e, err := parseHostEntry(h)
 		if err != nil {
 			return Network{}, fmt.Errorf("%w: network[%d] %q: %v", ErrInvalidScope, i, h, err)
 		}
-		e.rule = fmt.Sprintf("network[%d] %s", i, h)
+		e.rule = rule
 		n.entries = append(n.entries, e)
+	}
+	switch {
+	case anyHost:
+		n.mode = NetworkAny
+	case len(n.entries) > 0:
+		n.mode = NetworkList
 	}
 	return n, nil
 }
@@ -207,6 +238,10 @@ func parseHostEntry(s string) (hostEntry, error) {
 	switch {
 	case s == "":
 		return hostEntry{}, errors.New("empty entry")
+	case s == NetworkAny || s == NetworkNone:
+		return hostEntry{}, fmt.Errorf("%s is a word of the network section, not a host", s)
+	case strings.HasPrefix(s, socketPrefix):
+		return hostEntry{}, errors.New("a unix socket is not a host: allow it with --allow-socket PATH")
 	case strings.HasPrefix(s, "*"):
 		return hostEntry{}, errors.New("an entry may not begin with * (gptel writes entries unquoted and YAML reads * as an alias): write .example.com for every subdomain of example.com")
 	case strings.Contains(s, "://"):

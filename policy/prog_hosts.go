@@ -63,6 +63,9 @@ func (c *checker) hostArgs(p *parsed) {
 	}
 	switch p.prog {
 	case "curl":
+		if p.has("--unix-socket") || p.has("--abstract-unix-socket") {
+			break // the URL's host is only named: curl connects to the socket (prog_sockets.go)
+		}
 		for _, a := range ops {
 			c.urlArg(a, "http", "curl connects to")
 		}
@@ -384,37 +387,11 @@ func (c *checker) embeddedURLs(ops []arg, what string) {
 }
 
 // ncHosts checks nc's host and ports: the first two operands, and the
-// proxy of -x.
+// proxy of -x. With -U the first operand is a unix socket
+// (prog_sockets.go).
 func (c *checker) ncHosts(args []arg) {
-	withValue := "psiwqIOTVMmecxXgG"
-	var pos []arg
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !a.known {
-			return // an option or operand known only at run time
-		}
-		if len(a.s) > 1 && a.s[0] == '-' {
-			if strings.HasPrefix(a.s, "--") {
-				if !strings.Contains(a.s, "=") && i+1 < len(args) && (a.s == "--proxy" || a.s == "--source" || a.s == "--source-port" || a.s == "--wait" || a.s == "--exec" || a.s == "--sh-exec") {
-					if a.s == "--proxy" {
-						c.proxyArg(args[i+1], 1080, "nc connects to the proxy")
-					}
-					i++
-				}
-				continue
-			}
-			last := a.s[len(a.s)-1]
-			if strings.IndexByte(withValue, last) >= 0 && i+1 < len(args) {
-				if last == 'x' {
-					c.proxyArg(args[i+1], 1080, "nc connects to the proxy")
-				}
-				i++
-			}
-			continue
-		}
-		pos = append(pos, a)
-	}
-	if len(pos) == 0 {
+	pos, unixSocket, ok := ncScan(args, func(v arg) { c.proxyArg(v, 1080, "nc connects to the proxy") })
+	if !ok || unixSocket || len(pos) == 0 {
 		return
 	}
 	if len(pos) == 1 {
@@ -433,6 +410,49 @@ func (c *checker) ncHosts(args []arg) {
 			c.host(target{pos[0].s, port}, "nc connects to")
 		}
 	}
+}
+
+// ncScan reads the argv of nc, ncat or netcat: its operands, whether -U
+// (ncat: --unixsock) makes the first one a unix socket, and each -x or
+// --proxy value, handed to proxy. ok is false when an argument is known
+// only at run time.
+func ncScan(args []arg, proxy func(arg)) (pos []arg, unixSocket, ok bool) {
+	withValue := "psiwqIOTVMmecxXgG"
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.known {
+			return nil, false, false // an option or operand known only at run time
+		}
+		if len(a.s) <= 1 || a.s[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		if strings.HasPrefix(a.s, "--") {
+			unixSocket = unixSocket || a.s == "--unixsock"
+			if !strings.Contains(a.s, "=") && i+1 < len(args) && (a.s == "--proxy" || a.s == "--source" || a.s == "--source-port" || a.s == "--wait" || a.s == "--exec" || a.s == "--sh-exec") {
+				if a.s == "--proxy" {
+					proxy(args[i+1])
+				}
+				i++
+			}
+			continue
+		}
+		for j := 1; j < len(a.s); j++ {
+			if a.s[j] == 'U' {
+				unixSocket = true
+			}
+			if strings.IndexByte(withValue, a.s[j]) >= 0 {
+				if j == len(a.s)-1 && i+1 < len(args) {
+					if a.s[j] == 'x' {
+						proxy(args[i+1])
+					}
+					i++
+				}
+				break // the rest of the word is the value
+			}
+		}
+	}
+	return pos, unixSocket, true
 }
 
 // portRange reads a port or a range lo-hi.

@@ -32,7 +32,7 @@ func registerNetwork(add adder) {
 		dest(val("--proxy1.0"), connProxy), dest(val("--socks4"), connProxy), dest(val("--socks4a"), connProxy),
 		dest(val("--socks5"), connProxy), dest(val("--socks5-hostname"), connProxy), dest(val("--doh-url"), connHTTPS),
 		dest(val("--ipfs-gateway"), connHTTPS), dest(val("--dns-servers"), connNameServers),
-		dest(val("--connect-to"), connConnectTo), dest(val("--resolve"), connResolve))}, "curl")
+		dest(val("--connect-to"), connConnectTo), dest(val("--resolve"), connResolve), val("--unix-socket"), val("--abstract-unix-socket"))}, "curl")
 	add(&spec{operands: opNone, opts: opts(wr("-O --output-document"), wr("-o --output-file"), wr("-a --append-output"),
 		chdir("-P --directory-prefix"), rd("-i --input-file"), rd("--post-file"), dest(conf("-e --execute", "runs wgetrc commands"), connWgetrc), dest(val("-B --base"), connRequest),
 		exe("--use-askpass", whyExec), conf("--config", "loads wgetrc commands (output_document…)"), val("-t --tries"), val("-T --timeout"), val("-U --user-agent"),
@@ -158,7 +158,7 @@ func curlDataFiles(id, v string) []string {
 
 // sshExtra refuses -o options that run programs or load code, and checks
 // the local Unix socket an -R or -o RemoteForward forwarding connects to
-// as a file written to.
+// as a file written to and against the unix: entries (prog_sockets.go).
 func sshExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, v := range p.values("-o") {
 		if !v.known {
@@ -193,6 +193,7 @@ func sshExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				continue
 			}
 			c.operand(path, AccessWrite, st.cwd, p.prog+" -R connects to the socket")
+			c.socket(arg{s: path, known: true}, st.cwd, p.prog+" -R connects to")
 		}
 	}
 }

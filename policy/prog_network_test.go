@@ -25,7 +25,7 @@ func TestProgNetwork(t *testing.T) {
 		{cmd: "ssh -R 9000:/var/run/docker.sock host", reason: "path_not_in_scope"},
 		{cmd: "ssh -o 'RemoteForward /tmp/r.sock OUT/app.sock' host", reason: "path_not_in_scope"},
 		{cmd: "ssh -R '9000:/run/%u.sock' host", reason: "dynamic_command"},
-		{cmd: "ssh -R 9000:PROJ/app.sock host"},
+		{cmd: "ssh -R 9000:PROJ/app.sock host", reason: "host_not_in_scope"}, // a socket no unix: entry names
 		{cmd: "ssh -L 9000:/var/run/docker.sock host"},
 		{cmd: "rsync -e 'sh -c id' a.json host:", reason: "dangerous_argument"},
 	})

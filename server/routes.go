@@ -244,6 +244,7 @@ type ExpandRequest struct {
 	RoamTag          []string `json:"roam_tag,omitempty"`
 	RoamNodeID       []string `json:"roam_node_id,omitempty"`
 	AllowHost        []string `json:"allow_host,omitempty"`
+	AllowSocket      []string `json:"allow_socket,omitempty"`
 	Network          string   `json:"network,omitempty"`
 }
 
@@ -255,7 +256,7 @@ func (s *Server) expand(w http.ResponseWriter, r *http.Request) error {
 	add := sessions.Expansion{Read: req.Read, Write: req.Write, Deny: req.Deny,
 		AllowCommands: req.AllowCommand, DenyCommands: req.DenyCommand,
 		RoamSubdirectories: req.RoamSubdirectory, RoamTags: req.RoamTag, RoamNodeIDs: req.RoamNodeID,
-		AllowHosts: req.AllowHost, Network: req.Network}
+		AllowHosts: req.AllowHost, AllowSockets: req.AllowSocket, Network: req.Network}
 	if add.Empty() {
 		return errorf(http.StatusBadRequest, CodeBadRequest, "nothing to add")
 	}

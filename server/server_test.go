@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,7 @@ func TestBadInputGetsItsStatus(t *testing.T) {
 		{name: "bad decision filter", method: "GET", path: "/v1/sessions/s1/audit?decision=maybe", status: 400, code: CodeBadRequest},
 		{name: "empty expansion", method: "POST", path: "/v1/sessions/s1/scope/expand", body: `{}`, status: 400, code: CodeBadRequest},
 		{name: "invalid expansion", method: "POST", path: "/v1/sessions/s1/scope/expand", body: `{"read":["[unclosed"]}`, status: 400, code: CodeInvalidExpansion},
+		{name: "relative socket", method: "POST", path: "/v1/sessions/s1/scope/expand", body: `{"allow_socket":["run/x.sock"]}`, status: 400, code: CodeInvalidExpansion},
 		{name: "relative worktree", method: "POST", path: "/v1/sessions", body: `{"name":"x","worktrees":["rel"]}`, status: 400, code: CodeBadRequest},
 		{name: "existing id", method: "POST", path: "/v1/sessions", body: `{"id":"s1"}`, status: 409, code: CodeExists},
 		{name: "bad id", method: "POST", path: "/v1/sessions", body: `{"id":"../x"}`, status: 400, code: CodeInvalidName},
@@ -458,5 +460,18 @@ func TestMCPSessionBoundToItsRoute(t *testing.T) {
 		if got := resp.StatusCode == http.StatusOK; got != c.ok {
 			t.Errorf("%s with s1's MCP session: %s", c.path, resp.Status)
 		}
+	}
+}
+
+// TestExpandSocket checks the expand body's allow_socket: the socket is
+// named in the network list as a unix: entry.
+func TestExpandSocket(t *testing.T) {
+	e := newEnv(t, "")
+	var scope struct {
+		Network []string `json:"network"`
+	}
+	e.mustDo("POST", "/v1/sessions/s1/scope/expand", `{"allow_socket":["/run/docker.sock"]}`, 200, &scope)
+	if !slices.Contains(scope.Network, "unix:/run/docker.sock") {
+		t.Fatalf("network after allow_socket: %q", scope.Network)
 	}
 }

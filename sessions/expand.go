@@ -25,6 +25,10 @@ type Expansion struct {
 	// AllowHosts are entries added to the network list (host, .domain,
 	// host:port); a scope with network: any is left as it is.
 	AllowHosts []string
+	// AllowSockets are the absolute paths of unix sockets added to the
+	// network list as unix: entries; a scope with network: any becomes
+	// the list [any, unix:…].
+	AllowSockets []string
 	// Network is "any" to make the network unrestricted, else "".
 	Network string
 }
@@ -50,7 +54,7 @@ func (e Expansion) targets() []target {
 
 // Empty reports whether the expansion adds nothing.
 func (e Expansion) Empty() bool {
-	if len(e.AllowHosts) > 0 || e.Network != "" {
+	if len(e.AllowHosts) > 0 || len(e.AllowSockets) > 0 || e.Network != "" {
 		return false
 	}
 	for _, t := range e.targets() {
@@ -90,6 +94,11 @@ func ExpandScope(ctx context.Context, branchDir string, add Expansion) (Expanded
 	for _, h := range add.AllowHosts {
 		if err := policy.ValidateHostEntry(h); err != nil {
 			return Expanded{}, fmt.Errorf("%w: network %q: %v", ErrInvalidExpansion, h, err)
+		}
+	}
+	for _, p := range add.AllowSockets {
+		if err := policy.ValidateSocketPath(p); err != nil {
+			return Expanded{}, fmt.Errorf("%w: network socket %q: %v", ErrInvalidExpansion, p, err)
 		}
 	}
 	if add.Network != "" && add.Network != policy.NetworkAny {
@@ -267,11 +276,14 @@ func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
 	return append(prefix, buf.Bytes()...), added, nil
 }
 
-// expandNetwork widens the network section of root: to any, or by the
-// hosts of add. A missing, null or none section becomes the list of the
-// hosts; a list grows; any stays any. added["network"] counts the change.
+// expandNetwork widens the network section of root: to any, by the hosts
+// of add, by its sockets. A missing, null or none section becomes the
+// list of the hosts and sockets; a list grows; any stays any, and becomes
+// the list [any, unix:…] to name sockets (a scalar any names none). A
+// list that names sockets keeps them when it widens to any: any is put
+// first. added["network"] counts the change.
 func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
-	if len(add.AllowHosts) == 0 && add.Network == "" {
+	if len(add.AllowHosts) == 0 && len(add.AllowSockets) == 0 && add.Network == "" {
 		return nil
 	}
 	var key, v *yaml.Node
@@ -284,37 +296,70 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 		key, v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "network"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkNone}
 		root.Content = append(root.Content, key, v)
 	}
-	if v.Kind == yaml.ScalarNode && v.Value == policy.NetworkAny && !isNull(v) {
-		return nil // already unrestricted
-	}
-	if add.Network == policy.NetworkAny {
+	anyScalar := v.Kind == yaml.ScalarNode && v.Value == policy.NetworkAny && !isNull(v)
+	if add.Network == policy.NetworkAny && !anyScalar && !namesSockets(v) {
 		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkAny, HeadComment: v.HeadComment, LineComment: v.LineComment, FootComment: v.FootComment}
 		added["network"]++
-		return nil
+		anyScalar = true
+	}
+	if anyScalar && len(add.AllowSockets) == 0 {
+		return nil // unrestricted, and no socket to name
 	}
 	if v.Kind == yaml.ScalarNode {
-		// none, or null: no hosts yet. A comment after none moves to the
-		// key's line.
+		// none, null or any: no entries yet (any comes along as one). A
+		// comment after the word moves to the key's line.
 		if key.LineComment == "" {
 			key.LineComment = v.LineComment
 		}
 		*v = yaml.Node{Kind: yaml.SequenceNode, HeadComment: v.HeadComment, FootComment: v.FootComment}
+		if anyScalar {
+			v.Content = append(v.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkAny})
+		}
 	}
 	if v.Kind != yaml.SequenceNode {
 		return fmt.Errorf("network is not none, any or a list")
 	}
-	for _, h := range add.AllowHosts {
-		if hasScalar(v, h) {
-			continue
-		}
-		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: h}
+	entry := func(s string) *yaml.Node {
+		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 		if v.Style&yaml.FlowStyle != 0 {
 			n.Style = yaml.DoubleQuotedStyle
 		}
-		v.Content = append(v.Content, n)
+		return n
+	}
+	if add.Network == policy.NetworkAny && !hasScalar(v, policy.NetworkAny) {
+		// A list that names sockets: they stay, with every host.
+		v.Content = append([]*yaml.Node{entry(policy.NetworkAny)}, v.Content...)
+		added["network"]++
+	}
+	var entries []string
+	if !hasScalar(v, policy.NetworkAny) {
+		entries = append(entries, add.AllowHosts...)
+	}
+	for _, p := range add.AllowSockets {
+		entries = append(entries, policy.SocketEntry(p))
+	}
+	for _, h := range entries {
+		if hasScalar(v, h) {
+			continue
+		}
+		v.Content = append(v.Content, entry(h))
 		added["network"]++
 	}
 	return nil
+}
+
+// namesSockets reports whether a network value is a list with a unix:
+// entry.
+func namesSockets(v *yaml.Node) bool {
+	if v.Kind != yaml.SequenceNode {
+		return false
+	}
+	for _, n := range v.Content {
+		if n.Kind == yaml.ScalarNode && strings.HasPrefix(n.Value, policy.SocketEntry("")) {
+			return true
+		}
+	}
+	return false
 }
 
 func isNull(n *yaml.Node) bool {

@@ -28,6 +28,9 @@ var netProbes = []struct {
 	{"::1", 443, "::1"}, {"example.org", 443, "93.184.216.34"},
 }
 
+// socketProbes are the unix sockets whose decisions a rewrite must keep.
+var socketProbes = []string{"/run/docker.sock", "/var/run/docker.sock", "/home/u/.gnupg/S.gpg-agent", "/run/user/1000/bus"}
+
 // netDecisions are the decisions of a scope file's network over netProbes.
 func netDecisions(t *testing.T, file string) []string {
 	t.Helper()
@@ -44,7 +47,11 @@ func netDecisions(t *testing.T, file string) []string {
 		t.Fatalf("%s:\n%s\n%v", file, data, err)
 	}
 	n := sc.Network()
-	out := []string{"mode " + n.Mode()}
+	out := []string{"mode " + n.Mode(), "sockets " + strings.Join(n.Sockets(), " ")}
+	for _, p := range socketProbes {
+		ok, _ := n.AllowSocket(p)
+		out = append(out, fmt.Sprintf("unix:%s %v", p, ok))
+	}
 	for _, p := range netProbes {
 		h, _ := n.AllowHost(p.host, p.port)
 		a, _ := n.AllowAddr(p.host, p.port, netip.MustParseAddr(p.ip))
@@ -71,7 +78,10 @@ func TestGptelNetworkRoundTrip(t *testing.T) {
 		"missing": "",
 		"list": "network:\n  - github.com\n  - .githubusercontent.com\n  - proxy.golang.org:443\n  - localhost:8080\n" +
 			"  - 10.0.0.5:5432\n  - 169.254.169.254\n  - Example.ORG.\n  - ::1\n",
-		"coding": "network:\n  - " + strings.Join(coding.Network.Hosts, "\n  - ") + "\n",
+		"coding":            "network:\n  - " + strings.Join(coding.Network.Hosts, "\n  - ") + "\n",
+		"sockets":           "network:\n  - unix:/run/docker.sock\n  - unix:/home/u/.gnupg/S.gpg-agent\n",
+		"any and sockets":   "network:\n  - any\n  - unix:/run/docker.sock\n",
+		"hosts and sockets": "network: [github.com, \"unix:/run/user/1000/bus\", localhost:8080]\n",
 	}
 	dir := t.TempDir()
 	for name, form := range forms {

@@ -85,7 +85,8 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 		Use: "expand SELECTOR [flags]",
 		Long: "Add path patterns, shell commands or org-roam entries to a branch's scope.yml.\n" +
 			"Give at least one of --read, --write, --deny, --allow-command, --deny-command,\n" +
-			"--roam-subdirectory, --roam-tag, --roam-node-id, --allow-host, --network any;\n" +
+			"--roam-subdirectory, --roam-tag, --roam-node-id, --allow-host, --allow-socket,\n" +
+			"--network any;\n" +
 			"each may be repeated. The\n" +
 			"change is idempotent, keeps comments, and prints the resulting scope.\n\n" +
 			"Path patterns are absolute doublestar globs: DIR/** is DIR and everything below it.",
@@ -95,7 +96,7 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if add.Empty() {
-				return usageErr("nothing to add: give --read, --write, --deny, --allow-command, --deny-command, --roam-subdirectory, --roam-tag, --roam-node-id, --allow-host or --network any")
+				return usageErr("nothing to add: give --read, --write, --deny, --allow-command, --deny-command, --roam-subdirectory, --roam-tag, --roam-node-id, --allow-host, --allow-socket or --network any")
 			}
 			dir, err := sel.resolve(a)
 			if err != nil {
@@ -127,6 +128,7 @@ func addExpandFlags(f *pflag.FlagSet, add *sessions.Expansion) {
 	f.StringArrayVar(&add.RoamSubdirectories, "roam-subdirectory", nil, "org-roam subdirectory pattern")
 	f.StringArrayVar(&add.RoamTags, "roam-tag", nil, "org-roam tag")
 	f.StringArrayVar(&add.AllowHosts, "allow-host", nil, "network entry to allow: HOST, .DOMAIN or HOST:PORT")
+	f.StringArrayVar(&add.AllowSockets, "allow-socket", nil, "host unix socket to allow, by absolute path (a unix: network entry)")
 	f.StringVar(&add.Network, "network", "", "any: make the network unrestricted")
 	f.StringArrayVar(&add.RoamNodeIDs, "roam-node-id", nil, "org-roam node id")
 }
