@@ -126,7 +126,7 @@ func codexRule(args map[string]starValue, source string, line int) (CommandRule,
 		case t.isString:
 			cp.tokens = append(cp.tokens, []string{t.str})
 			words = append(words, strconv.Quote(t.str))
-		case t.list != nil && len(t.list) > 0:
+		case len(t.list) > 0:
 			var alts []string
 			for _, a := range t.list {
 				if !a.isString {

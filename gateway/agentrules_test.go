@@ -40,7 +40,7 @@ func TestClaudeCodePathRules(t *testing.T) {
 	for command, want := range map[string]string{
 		"cat .env": "Read(./.env)", "cat sub/.env": "Read(./.env)", "grep x .env": "Read(./.env)", "cat ./sub/../.env": "Read(./.env)",
 		"echo y > notes.md": "Edit(*.md)", "echo y > new.md": "Edit(*.md)", "cp sub/x.txt sub/copy.md": "Edit(*.md)", "touch sub/t.md": "Edit(*.md)",
-		"whoami": "Bash(whoami)",
+		"whoami":    "Bash(whoami)",
 		"echo .env": "", "cat notes.md": "", "ls sub": "", "cat sub/x.txt": "", "whoami -u": "",
 	} {
 		hits := r.check(agents.ClaudeCode, shellCall(command, proj), env)
