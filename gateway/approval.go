@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/scopegate/scopegate/policy"
-	"github.com/scopegate/scopegate/sessions"
 )
 
 // The answers to an offer (CONTRACT §9), also the answer label of
@@ -134,87 +132,12 @@ func offerable(d policy.Decision) []policy.Widening {
 	return ws
 }
 
-// expansionOf is the scope expansion of widenings. A flag it does not know
-// is an error: such a widening is never offered nor applied.
-func expansionOf(ws []policy.Widening) (sessions.Expansion, error) {
-	var x sessions.Expansion
-	for _, w := range ws {
-		var list *[]string
-		path := false
-		switch w.Flag {
-		case "--read":
-			list, path = &x.Read, true
-		case "--write":
-			list, path = &x.Write, true
-		case "--allow-command":
-			list = &x.AllowCommands
-		case "--roam-subdirectory":
-			list = &x.RoamSubdirectories
-		case "--roam-tag":
-			list = &x.RoamTags
-		case "--roam-node-id":
-			list = &x.RoamNodeIDs
-		case "--allow-host":
-			if err := policy.ValidateHostEntry(w.Value); err != nil {
-				return x, fmt.Errorf("widening %s %q cannot be applied: %v", w.Flag, w.Value, err)
-			}
-			list = &x.AllowHosts
-		case "--allow-socket":
-			if err := policy.ValidateSocketPath(w.Value); err != nil {
-				return x, fmt.Errorf("widening %s %q cannot be applied: %v", w.Flag, w.Value, err)
-			}
-			list = &x.AllowSockets
-		default:
-			return x, fmt.Errorf("widening %s %q cannot be applied", w.Flag, w.Value)
-		}
-		if strings.TrimSpace(w.Value) == "" || path && !filepath.IsAbs(w.Value) {
-			return x, fmt.Errorf("widening %s %q cannot be applied", w.Flag, w.Value)
-		}
-		*list = append(*list, w.Value)
-	}
-	return x, nil
-}
-
-// widenDocument adds an expansion to a scope document in memory: the scope a
-// one-time grant runs its call under.
-func widenDocument(doc policy.Document, x sessions.Expansion) policy.Document {
-	add := func(list []string, more []string) []string {
-		return append(append([]string(nil), list...), more...)
-	}
-	doc.Paths.Read = add(doc.Paths.Read, x.Read)
-	doc.Paths.Write = add(doc.Paths.Write, x.Write)
-	doc.Shell.Allow = add(doc.Shell.Allow, x.AllowCommands)
-	doc.OrgRoam.Subdirectory = add(doc.OrgRoam.Subdirectory, x.RoamSubdirectories)
-	doc.OrgRoam.Tags = add(doc.OrgRoam.Tags, x.RoamTags)
-	doc.OrgRoam.NodeIDs = add(doc.OrgRoam.NodeIDs, x.RoamNodeIDs)
-	if len(x.AllowHosts) > 0 && doc.Network.Mode != policy.NetworkAny {
-		hosts := doc.Network.Hosts
-		if doc.Network.Mode != policy.NetworkList {
-			hosts = nil
-		}
-		doc.Network = policy.NetworkRules{Mode: policy.NetworkList, Hosts: add(hosts, x.AllowHosts)}
-	}
-	if len(x.AllowSockets) > 0 {
-		var entries []string
-		switch doc.Network.Mode {
-		case policy.NetworkList:
-			entries = doc.Network.Hosts
-		case policy.NetworkAny:
-			entries = []string{policy.NetworkAny}
-		}
-		for _, p := range x.AllowSockets {
-			entries = add(entries, []string{policy.SocketEntry(p)})
-		}
-		doc.Network = policy.NetworkRules{Mode: policy.NetworkList, Hosts: entries}
-	}
-	return doc
-}
-
 // offer puts a widenable denial to the user through t.Ask and acts on the
-// answer: once runs the call under a one-time grant bound to callID,
-// session widens the branch (an audited scope change naming the channel)
-// and decides again; any other answer leaves the denial. It returns the
-// decision to act on and how the offer went.
+// answer: once runs the call under a one-time grant, held by the call
+// alone; session widens the branch (an audited scope change naming the
+// channel) and decides again with the widened scope; any other answer
+// leaves the denial. It returns the decision to act on and how the offer
+// went.
 func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec decision, callID string) (decision, approval) {
 	ws := offerable(dec.d)
 	if t.Ask == nil || ws == nil {
@@ -227,20 +150,17 @@ func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec dec
 		ap.answer = AnswerError
 	}
 	g.opts.Observer.ObserveApproval(ap.answer)
+	b := dec.branch
 	switch ap.answer {
 	case AnswerOnce:
-		grant := Grant{CallID: callID, Channel: ap.channel, Widenings: ws, Call: CallSum(call)}
-		if err := StoreGrant(t.BranchDir, grant); err != nil {
-			g.opts.Warn(fmt.Sprintf("approval of %s: %v", callID, err))
-			return dec, ap
-		}
-		if granted, _, ok := g.granted(t, call, dec, callID); ok {
+		b.grant = &Grant{CallID: callID, Channel: ap.channel, Widenings: ws, Call: CallSum(call)}
+		if granted, ok := g.granted(call, dec); ok {
 			ap.approved = AnswerOnce
 			return granted, ap
 		}
 	case AnswerSession:
 		x, _ := expansionOf(ws)
-		res, err := g.ExpandScope(ctx, t.BranchDir, x, ap.channel)
+		res, err := g.expandScope(ctx, b.dir, func() string { return b.meta().root }, x, ap.channel)
 		if err != nil {
 			g.opts.Warn(fmt.Sprintf("approval of %s: %v", callID, err))
 			return dec, ap
@@ -250,8 +170,9 @@ func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec dec
 				g.opts.Observer.ScopeExpansion(section)
 			}
 		}
-		t.Synced = false
-		again := g.decideWith(t, call, policy.ExecutionConfined, nil, nil)
+		// The call goes on with the scope just written.
+		b.scope = g.compileScope(b.scopePath, res.Scope, g.env(b.protected, ""))
+		again := g.decide(b, call, decideOptions{execution: policy.ExecutionConfined})
 		if again.d.Allowed {
 			ap.approved = AnswerSession
 		}
@@ -260,20 +181,30 @@ func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec dec
 	return dec, ap
 }
 
-// granted claims the one-time grant of callID, if any, and decides call
-// again under the branch's scope widened by it. ok is false when there is
-// no grant, it is for another call, or the call is still denied.
-func (g *Gateway) granted(t Target, call policy.Call, dec decision, callID string) (decision, Grant, bool) {
-	grant, found, err := claimGrant(t.BranchDir, callID)
+// takeGrant claims for a run of the stored call callID its one-time grant,
+// if any: the grant is spent whether or not the run needs it. A grant for
+// another call is spent and not taken.
+func (g *Gateway) takeGrant(b *branch, call policy.Call, callID string) {
+	grant, found, err := claimGrant(b.dir, callID)
 	if err != nil {
 		g.opts.Warn(fmt.Sprintf("grant of %s: %v", callID, err))
-		return dec, Grant{}, false
+		return
 	}
-	if !found || grant.Call != CallSum(call) {
-		return dec, Grant{}, false
+	if found && grant.Call == CallSum(call) {
+		b.grant = &grant
 	}
-	again := g.decideWith(t, call, policy.ExecutionConfined, grant.Widenings, nil)
-	return again, grant, again.d.Allowed
+}
+
+// granted decides a denied call again under the one-time grant of its
+// branch, if it has one. ok is false when there is none, or the call is
+// still denied.
+func (g *Gateway) granted(call policy.Call, dec decision) (decision, bool) {
+	b := dec.branch
+	if dec.d.Allowed || b.grant == nil {
+		return dec, false
+	}
+	again := g.decide(b, call, decideOptions{execution: policy.ExecutionConfined, grant: b.grant.Widenings})
+	return again, again.d.Allowed
 }
 
 // Offerable decides call on t's branch without running, recording or
@@ -285,7 +216,7 @@ func (g *Gateway) Offerable(t Target, call policy.Call) (Offer, bool) {
 	if t.BranchDir == "" {
 		return Offer{}, false
 	}
-	dec := g.decideWith(t, call, policy.ExecutionConfined, nil, nil)
+	dec := g.decide(g.open(t), call, decideOptions{execution: policy.ExecutionConfined})
 	if dec.d.Allowed {
 		return Offer{}, false
 	}

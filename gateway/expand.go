@@ -13,12 +13,24 @@ import (
 	"github.com/scopegate/scopegate/sessions"
 )
 
-// ExpandScope widens a branch's scope (sessions.ExpandScope) and records
-// the change in the branch's tools.org: who asked, when, and what was
-// added, so that a reader sees when and how a command became allowed. An
-// expansion that adds nothing is not recorded. If the entry cannot be
-// written the scope has already changed: the error says so.
+// ExpandScope widens a branch's scope (sessions.ExpandScope), relative
+// path patterns anchored at the session's root, and records the change in
+// the branch's tools.org: who asked, when, and what was added, so that a
+// reader sees when and how a command became allowed. An expansion that
+// adds nothing is not recorded. If the entry cannot be written the scope
+// has already changed: the error says so.
 func (g *Gateway) ExpandScope(ctx context.Context, branchDir string, add sessions.Expansion, who string) (sessions.Expanded, error) {
+	g.syncFiles()
+	return g.expandScope(ctx, branchDir, func() string { return g.readMeta(branchDir).root }, add, who)
+}
+
+// expandScope is ExpandScope with the session's root given, asked for only
+// when a pattern is relative.
+func (g *Gateway) expandScope(ctx context.Context, branchDir string, root func() string, add sessions.Expansion, who string) (sessions.Expanded, error) {
+	add, err := add.Anchor(root)
+	if err != nil {
+		return sessions.Expanded{}, err
+	}
 	res, err := sessions.ExpandScope(ctx, branchDir, add)
 	if err != nil || len(res.Added) == 0 {
 		return res, err
@@ -54,10 +66,7 @@ func (g *Gateway) ExpandScope(ctx context.Context, branchDir string, add session
 	e := audit.Entry{CallID: audit.NewCallID(now), Time: now, Tool: audit.ToolScopeExpand,
 		Decision: audit.DecisionExpanded, Mode: audit.ModeScope, Resource: who,
 		Message: "scope widened by " + who, Args: raw, Summary: strings.Join(summary, "; ")}
-	log := g.log(branchDir)
-	defer g.emit(audit.EventScopeChange, Target{BranchDir: branchDir, Via: ViaCLI}, e)
-	if err := log.Append(ctx, e); err != nil {
-		g.opts.Observer.AuditWriteError()
+	if err := g.record(ctx, g.log(branchDir), audit.EventScopeChange, Target{BranchDir: branchDir, Via: ViaCLI}, e); err != nil {
 		return res, fmt.Errorf("scope.yml was widened, but the change could not be recorded in tools.org: %w", err)
 	}
 	return res, nil

@@ -241,3 +241,31 @@ func helperPath(t *testing.T) string {
 	}
 	return p
 }
+
+// BenchmarkCall runs an allowed read_file through a gateway that has the
+// branch's files cached, as serve does: the whole way of a call (target,
+// decision, run, tools.org entry) but the helper.
+func BenchmarkCall(b *testing.B) {
+	root := b.TempDir()
+	dir, proj := filepath.Join(root, "sessions", "s", "branches", "main"), filepath.Join(root, "proj")
+	for _, d := range []string{dir, proj} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	scope := "paths:\n  read: [\"" + proj + "/**\"]\n  write: [\"" + proj + "/**\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "scope.yml"), []byte(scope), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	g := gateway.New(gateway.Options{Confine: exec.ConfineAllowUnconfined})
+	c := call("read_file", map[string]any{"path": "a.txt"}, proj)
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := g.Call(context.Background(), gateway.Target{BranchDir: dir}, c); err != nil || !res.Decision.Allowed {
+			b.Fatalf("%+v %v", res, err)
+		}
+	}
+}

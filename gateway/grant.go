@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/sessions"
 )
 
 // GrantsDir is the directory of a branch holding one-time grants until the
@@ -101,4 +103,94 @@ func claimGrant(branchDir, callID string) (g Grant, found bool, err error) {
 		return Grant{}, false, fmt.Errorf("grant %s: %w", callID, err)
 	}
 	return g, true, nil
+}
+
+// expansionOf is the scope expansion of widenings. A flag it does not know
+// is an error: such a widening is never offered nor applied.
+func expansionOf(ws []policy.Widening) (sessions.Expansion, error) {
+	var x sessions.Expansion
+	for _, w := range ws {
+		var list *[]string
+		path := false
+		switch w.Flag {
+		case "--read":
+			list, path = &x.Read, true
+		case "--write":
+			list, path = &x.Write, true
+		case "--allow-command":
+			list = &x.AllowCommands
+		case "--roam-subdirectory":
+			list = &x.RoamSubdirectories
+		case "--roam-tag":
+			list = &x.RoamTags
+		case "--roam-node-id":
+			list = &x.RoamNodeIDs
+		case "--allow-host":
+			if err := policy.ValidateHostEntry(w.Value); err != nil {
+				return x, fmt.Errorf("widening %s %q cannot be applied: %v", w.Flag, w.Value, err)
+			}
+			list = &x.AllowHosts
+		case "--allow-socket":
+			if err := policy.ValidateSocketPath(w.Value); err != nil {
+				return x, fmt.Errorf("widening %s %q cannot be applied: %v", w.Flag, w.Value, err)
+			}
+			list = &x.AllowSockets
+		default:
+			return x, fmt.Errorf("widening %s %q cannot be applied", w.Flag, w.Value)
+		}
+		if strings.TrimSpace(w.Value) == "" || path && !filepath.IsAbs(w.Value) {
+			return x, fmt.Errorf("widening %s %q cannot be applied", w.Flag, w.Value)
+		}
+		*list = append(*list, w.Value)
+	}
+	return x, nil
+}
+
+// grantedScope is sc, the compiled scope of the file at path, widened by a
+// grant's widenings.
+func grantedScope(path string, sc *policy.Scope, env policy.Env, ws []policy.Widening) (*policy.Scope, error) {
+	x, err := expansionOf(ws)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", policy.ErrInvalidScope, err)
+	}
+	widened, err := policy.Compile(widenDocument(sc.Document(), x), env)
+	if err != nil {
+		return nil, fmt.Errorf("%s widened by a grant: %w", path, err)
+	}
+	return widened, nil
+}
+
+// widenDocument adds an expansion to a scope document in memory: the scope a
+// one-time grant runs its call under.
+func widenDocument(doc policy.Document, x sessions.Expansion) policy.Document {
+	add := func(list []string, more []string) []string {
+		return append(append([]string(nil), list...), more...)
+	}
+	doc.Paths.Read = add(doc.Paths.Read, x.Read)
+	doc.Paths.Write = add(doc.Paths.Write, x.Write)
+	doc.Shell.Allow = add(doc.Shell.Allow, x.AllowCommands)
+	doc.OrgRoam.Subdirectory = add(doc.OrgRoam.Subdirectory, x.RoamSubdirectories)
+	doc.OrgRoam.Tags = add(doc.OrgRoam.Tags, x.RoamTags)
+	doc.OrgRoam.NodeIDs = add(doc.OrgRoam.NodeIDs, x.RoamNodeIDs)
+	if len(x.AllowHosts) > 0 && doc.Network.Mode != policy.NetworkAny {
+		hosts := doc.Network.Hosts
+		if doc.Network.Mode != policy.NetworkList {
+			hosts = nil
+		}
+		doc.Network = policy.NetworkRules{Mode: policy.NetworkList, Hosts: add(hosts, x.AllowHosts)}
+	}
+	if len(x.AllowSockets) > 0 {
+		var entries []string
+		switch doc.Network.Mode {
+		case policy.NetworkList:
+			entries = doc.Network.Hosts
+		case policy.NetworkAny:
+			entries = []string{policy.NetworkAny}
+		}
+		for _, p := range x.AllowSockets {
+			entries = add(entries, []string{policy.SocketEntry(p)})
+		}
+		doc.Network = policy.NetworkRules{Mode: policy.NetworkList, Hosts: entries}
+	}
+	return doc
 }

@@ -75,8 +75,10 @@ func TestGrantRefused(t *testing.T) {
 	if err := StoreGrant(dir, Grant{CallID: id, Call: CallSum(c), Widenings: []policy.Widening{{Flag: "--read", Value: "/y"}}}); err != nil {
 		t.Fatal(err)
 	}
-	dec := g.decideWith(Target{BranchDir: dir}, other, policy.ExecutionConfined, nil, nil)
-	if _, _, ok := g.granted(Target{BranchDir: dir}, other, dec, id); ok {
+	b := g.open(Target{BranchDir: dir})
+	g.takeGrant(b, other, id)
+	dec := g.decide(b, other, decideOptions{execution: policy.ExecutionConfined})
+	if _, ok := g.granted(other, dec); ok {
 		t.Fatal("a grant for another call let this one run")
 	}
 	if _, found, _ := claimGrant(dir, id); found {

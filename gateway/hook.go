@@ -99,14 +99,19 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 		return otherTool(agent, in.ToolName, o.OtherTools)
 	}
 	id := HookSessionID(in.SessionID)
-	branchDir, err := g.hookSession(ctx, id, o)
+	branchDir, opened, err := g.hookSession(ctx, id, o)
 	if err != nil {
 		return agents.Answer{}, err
 	}
 	t := Target{BranchDir: branchDir, Via: ViaHook, AgentTool: in.ToolName}
 	if m.Kind == agents.KindNetwork {
 		t.Cwd = in.Cwd
-		res, err := g.CheckHost(ctx, t, m.URL, m.Host, m.Port)
+		call, co, err := hostCheck(t, m.URL, m.Host, m.Port)
+		if err != nil {
+			return agents.Answer{}, err
+		}
+		co.opened = opened
+		res, _, err := g.check(ctx, t, call, co)
 		if err != nil {
 			return agents.Answer{}, fmt.Errorf("could not record the decision: %w", err)
 		}
@@ -125,7 +130,7 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 	var widen []policy.Widening
 	for _, c := range m.Calls {
 		c.Cwd = in.Cwd
-		res, ws, err := g.check(ctx, t, c, channel, "", nil)
+		res, ws, err := g.check(ctx, t, c, checkOptions{channel: channel, opened: opened})
 		if err != nil {
 			return agents.Answer{}, fmt.Errorf("could not record the decision: %w", err)
 		}
@@ -183,18 +188,23 @@ func (g *Gateway) hookAsk(agent string, in agents.Input, m agents.Mapping, branc
 }
 
 // hookSession returns the branch directory of session id, creating the
-// session from the hook profile on first use. Concurrent first calls
-// create it once (sessions.Store.Create publishes by rename).
-func (g *Gateway) hookSession(ctx context.Context, id string, o HookOptions) (string, error) {
+// session from the hook profile on first use, and the branch as it opened
+// an existing session (nil for a new one). Concurrent first calls create
+// it once (sessions.Store.Create publishes by rename).
+func (g *Gateway) hookSession(ctx context.Context, id string, o HookOptions) (string, *sessions.Branch, error) {
 	store := &sessions.Store{Root: g.opts.SessionsDir, Warn: g.opts.Warn}
 	if _, err := os.Stat(store.SessionDir(id)); err == nil {
-		return store.Resolve(id, "")
+		b, err := store.Open(id, "")
+		if err != nil {
+			return "", nil, err
+		}
+		return b.Dir, b, nil
 	}
 	if o.ProjectDir == "" || !filepath.IsAbs(o.ProjectDir) {
-		return "", fmt.Errorf("no absolute project directory to create session %s from (CLAUDE_PROJECT_DIR for Claude Code, the hook's working directory for Codex)", id)
+		return "", nil, fmt.Errorf("no absolute project directory to create session %s from (CLAUDE_PROJECT_DIR for Claude Code, the hook's working directory for Codex)", id)
 	}
 	if fi, err := os.Stat(o.ProjectDir); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("project directory %s is not a directory", o.ProjectDir)
+		return "", nil, fmt.Errorf("project directory %s is not a directory", o.ProjectDir)
 	}
 	profile := o.Profile
 	if profile == "" {
@@ -204,9 +214,9 @@ func (g *Gateway) hookSession(ctx context.Context, id string, o HookOptions) (st
 	c, err := store.CreateWithProfile(ctx, profiles.Loader{ConfigDir: g.opts.ConfigDir, PresetsDir: g.opts.PresetsDir},
 		sessions.CreateOptions{ID: id, Name: id, ExistOK: true, ProjectRoot: root}, profile, g.opts.Warn)
 	if err != nil {
-		return "", fmt.Errorf("create session %s: %w", id, err)
+		return "", nil, fmt.Errorf("create session %s: %w", id, err)
 	}
-	return c.BranchDir, nil
+	return c.BranchDir, nil, nil
 }
 
 // gitTopLevel is the nearest directory at or above dir holding .git, else

@@ -3,9 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,68 +16,13 @@ import (
 	"github.com/scopegate/scopegate/sessions"
 )
 
-// observeState is what the gateway caches for observe mode: each branch's
-// mode, and each scope with the credential deny list added.
-type observeState struct {
-	mu     sync.Mutex
-	modes  map[string]cachedMode
-	scopes map[string]observeScope
-}
-
-// cachedMode is a branch's mode and the stamp of the mode file it was read
-// from.
-type cachedMode struct {
-	stamp   stamp
-	observe bool
-}
-
-// observeScope is a compiled scope and the one derived from it for
-// observe mode.
-type observeScope struct {
-	base, derived *policy.Scope
-}
-
-// Observing reports whether a branch is in observe mode. A missing mode
-// file is enforce; one that cannot be read or holds anything but a mode is
-// enforce too (fail closed), with a warning.
-func (g *Gateway) Observing(branchDir string) bool {
-	path := filepath.Join(branchDir, sessions.ModeFile)
-	st, err := g.fileStamp(path)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			g.opts.Warn(fmt.Sprintf("read mode of %s: %v; the branch is enforced", branchDir, err))
-		}
-		return false
-	}
-	g.learn.mu.Lock()
-	c, ok := g.learn.modes[branchDir]
-	g.learn.mu.Unlock()
-	if ok && c.stamp == st {
-		return c.observe
-	}
-	mode, err := sessions.ReadMode(branchDir)
-	if err != nil {
-		g.opts.Warn(err.Error() + "; the branch is enforced")
-	}
-	g.learn.mu.Lock()
-	if g.learn.modes == nil {
-		g.learn.modes = map[string]cachedMode{}
-	}
-	g.learn.modes[branchDir] = cachedMode{stamp: st, observe: mode == sessions.ModeObserve}
-	g.learn.mu.Unlock()
-	return mode == sessions.ModeObserve
-}
-
 // observedScope is sc as observe mode decides with it: the credential deny
 // list of the built-in profiles added to paths.deny, so that a credential
 // store stays a hard denial (path_denied) whatever the scope file says.
 // Compiled once per compiled scope of a file.
 func (g *Gateway) observedScope(path string, sc *policy.Scope, env policy.Env) (*policy.Scope, error) {
-	g.learn.mu.Lock()
-	c, ok := g.learn.scopes[path]
-	g.learn.mu.Unlock()
-	if ok && c.base == sc {
-		return c.derived, nil
+	if derived, ok := g.observeScopes.get(path, sc); ok {
+		return derived, nil
 	}
 	doc := sc.Document()
 	deny := slices.Clone(doc.Paths.Deny)
@@ -93,22 +36,17 @@ func (g *Gateway) observedScope(path string, sc *policy.Scope, env policy.Env) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: observe mode: %w", path, err)
 	}
-	g.learn.mu.Lock()
-	if g.learn.scopes == nil {
-		g.learn.scopes = map[string]observeScope{}
-	}
-	g.learn.scopes[path] = observeScope{base: sc, derived: derived}
-	g.learn.mu.Unlock()
+	g.observeScopes.put(path, sc, derived)
 	return derived, nil
 }
 
 // observe turns dec, a decision on a branch in observe mode, into what
 // observe mode makes of it: decided again with the observe scope, a
 // widenable denial becomes an allowed, observed decision; a hard denial
-// stays denied. ok is false when the observe scope could not be made (the
-// decision is then left as enforce made it).
-func (g *Gateway) observe(t Target, call policy.Call, dec *decision) {
-	osc, err := g.observedScope(g.scopePath(t), dec.scope, dec.env)
+// stays denied. When the observe scope cannot be made, the decision is
+// left as enforce made it.
+func (g *Gateway) observe(call policy.Call, dec *decision) {
+	osc, err := g.observedScope(dec.branch.scopePath, dec.scope, dec.env)
 	if err != nil {
 		g.opts.Warn(err.Error())
 		return
@@ -119,7 +57,7 @@ func (g *Gateway) observe(t Target, call policy.Call, dec *decision) {
 	}
 	d.Execution = dec.d.Execution
 	if !d.Allowed {
-		g.selectHints(&d, t.BranchDir)
+		g.selectHints(&d, dec.branch.dir)
 	}
 	dec.scope, dec.observe = osc, true
 	dec.widen = d.Widenings()
@@ -156,26 +94,6 @@ func (o *observed) list() []policy.Violation {
 	return slices.Clone(o.vs)
 }
 
-// recordObserved marks e with the violations observe mode let through at
-// run time: an allowed entry becomes observed (with the first one's reason,
-// rule and resource), and their widenings join e's.
-func recordObserved(e *audit.Entry, vs []policy.Violation) {
-	if len(vs) == 0 {
-		return
-	}
-	if e.Decision == audit.DecisionAllowed {
-		e.Decision = audit.DecisionObserved
-		e.Reason, e.Rule, e.Resource = string(vs[0].Reason), vs[0].Rule, vs[0].Resource
-	}
-	for _, v := range vs {
-		for _, w := range v.Widen {
-			if !slices.Contains(e.Widen, w) {
-				e.Widen = append(e.Widen, w)
-			}
-		}
-	}
-}
-
 // SetMode sets a branch's mode (sessions.ModeEnforce or ModeObserve) and
 // records the change in its tools.org as a scope change (:MODE: scope),
 // naming who made it. Setting the mode a branch already has records
@@ -194,10 +112,7 @@ func (g *Gateway) SetMode(ctx context.Context, branchDir, mode, who string) (cha
 	e := audit.Entry{CallID: audit.NewCallID(now), Time: now, Tool: audit.ToolScopeMode,
 		Decision: audit.DecisionExpanded, Mode: audit.ModeScope, Resource: who,
 		Message: "mode set to " + mode + " by " + who, Args: raw, Summary: old + " → " + mode}
-	log := g.log(branchDir)
-	defer g.emit(audit.EventScopeChange, Target{BranchDir: branchDir, Via: ViaCLI}, e)
-	if err := log.Append(ctx, e); err != nil {
-		g.opts.Observer.AuditWriteError()
+	if err := g.record(ctx, g.log(branchDir), audit.EventScopeChange, Target{BranchDir: branchDir, Via: ViaCLI}, e); err != nil {
 		return true, fmt.Errorf("the mode was set to %s, but the change could not be recorded in tools.org: %w", mode, err)
 	}
 	return true, nil

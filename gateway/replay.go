@@ -1,10 +1,7 @@
 package gateway
 
 import (
-	"path/filepath"
-
 	"github.com/scopegate/scopegate/policy"
-	"github.com/scopegate/scopegate/sessions"
 )
 
 // Redecide decides a recorded call of a branch again against the scope in
@@ -12,30 +9,8 @@ import (
 // default working directory, nothing recorded, nothing counted (scope
 // replay). A scope file that cannot be loaded denies, as it would a call.
 func (g *Gateway) Redecide(branchDir, scopeFile string, call policy.Call, ex policy.Execution) policy.Decision {
-	g.syncFiles()
-	protected := g.protectedNow()
-	cwd := ""
-	if call.Cwd == "" {
-		cwd = g.branchCwd(branchDir)
-	}
-	extra := append([]string{scopeFile}, unprotectedSession(protected, branchDir)...)
-	env := g.env(protected, cwd, extra...)
-	env.Execution = ex
-	sc, err := g.loadScope(scopeFile, env)
-	var d policy.Decision
-	if err != nil {
-		d = DenyFor(call.Tool, err)
-	} else {
-		if ex == policy.ExecutionConfined {
-			env.ReadOnlyRepo = g.expectReadOnlyRepo(sc, env, branchDir)
-		}
-		d = sc.Decide(call, env)
-	}
-	if !policy.KnownTool(d.Tool) {
-		d.Tool = call.Tool
-	}
-	d.Execution = ex
-	return d
+	b := g.open(Target{BranchDir: branchDir, ScopeFile: scopeFile})
+	return g.decideScope(b, call, decideOptions{execution: ex}).d
 }
 
 // HardDenials are what no widening of a branch may cover, for scope
@@ -44,9 +19,7 @@ func (g *Gateway) Redecide(branchDir, scopeFile string, call policy.Call, ex pol
 // compiled one, for paths.deny and shell_commands.deny). The scope is nil
 // with the error when it cannot be loaded.
 func (g *Gateway) HardDenials(branchDir string) (protected []string, scope *policy.Scope, env policy.Env, err error) {
-	g.syncFiles()
-	p := g.protectedNow()
-	env = g.env(p, g.branchCwd(branchDir), unprotectedSession(p, branchDir)...)
-	scope, err = g.loadScope(filepath.Join(branchDir, sessions.ScopeFile), env)
-	return env.Protected, scope, env, err
+	b := g.open(Target{BranchDir: branchDir})
+	env = g.env(b.protected, b.meta().cwd)
+	return env.Protected, b.scope.scope, env, b.scope.err
 }

@@ -79,15 +79,19 @@ type Expanded struct {
 
 // ExpandScope adds the expansion to the branch's scope.yml under the
 // branch's lock, editing the YAML tree so that comments, order and every
-// other valid entry stay. It is idempotent. The result must parse and
-// compile, or nothing is written and the error wraps ErrInvalidExpansion;
-// an already invalid scope.yml is refused the same way (fix it by hand).
-// A missing scope.yml is created.
+// other valid entry stay. Its path patterns must be anchored first
+// (Expansion.Anchor): a relative one is refused. It is idempotent. The
+// result must parse and compile, or nothing is written and the error wraps
+// ErrInvalidExpansion; an already invalid scope.yml is refused the same way
+// (fix it by hand). A missing scope.yml is created.
 func ExpandScope(ctx context.Context, branchDir string, add Expansion) (Expanded, error) {
 	for _, t := range add.targets() {
 		for _, v := range t.values {
 			if err := checkValue(v); err != nil {
 				return Expanded{}, fmt.Errorf("%w: %s.%s %q: %v", ErrInvalidExpansion, t.section, t.key, v, err)
+			}
+			if t.section == "paths" && relativePattern(v) {
+				return Expanded{}, fmt.Errorf("%w: paths.%s %q is relative: anchor it at the session's root first (Expansion.Anchor)", ErrInvalidExpansion, t.key, v)
 			}
 		}
 	}
@@ -106,10 +110,6 @@ func ExpandScope(ctx context.Context, branchDir string, add Expansion) (Expanded
 	}
 	if fi, err := os.Stat(branchDir); err != nil || !fi.IsDir() {
 		return Expanded{}, fmt.Errorf("expand scope: branch directory %s %w", branchDir, ErrNotFound)
-	}
-	add, err := anchorPatterns(branchDir, add)
-	if err != nil {
-		return Expanded{}, err
 	}
 	unlock, err := lockBranch(branchDir)
 	if err != nil {
@@ -151,45 +151,57 @@ func ExpandScope(ctx context.Context, branchDir string, add Expansion) (Expanded
 	return Expanded{Scope: doc, Data: out, Added: added, Expansion: add}, nil
 }
 
-// anchorPatterns makes the relative path patterns of an expansion absolute
-// at the branch's project root (else its first worktree): `docs/**` means
-// the project's docs, never every docs directory on the machine. Patterns
-// that start with /, ~ or ** (anywhere, on purpose) are kept. A relative
-// pattern on a branch with no root is refused with an explanation.
-func anchorPatterns(branchDir string, add Expansion) (Expansion, error) {
-	var root string
+// Anchor makes the relative path patterns of an expansion absolute at
+// the session's root (Metadata.Root), which root gives when a pattern
+// first needs it: `docs/**` means the project's docs, never every docs
+// directory on the machine. Patterns that start with /, ~ or ** (anywhere,
+// on purpose) are kept, and so are blank ones, which ExpandScope refuses.
+// A relative pattern on a session with no root is refused with an
+// explanation.
+func (e Expansion) Anchor(root func() string) (Expansion, error) {
+	dir, asked := "", false
 	anchor := func(list []string, key string) ([]string, error) {
 		out := make([]string, 0, len(list))
 		for _, p := range list {
-			if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "**") || strings.HasPrefix(p, "$") {
+			if !relativePattern(p) {
 				out = append(out, p)
 				continue
 			}
-			if root == "" {
-				if md, err := ReadMetadata(branchDir, nil); err == nil {
-					root = md.ProjectRoot
-					if root == "" && len(md.Worktrees) > 0 {
-						root = md.Worktrees[0]
-					}
-				}
+			if !asked {
+				dir, asked = root(), true
 			}
-			if root == "" {
+			if dir == "" {
 				return nil, fmt.Errorf("%w: paths.%s %q is relative and this session has no project root or worktree to anchor it at: give an absolute pattern (/…), ~/…, or **/… to match anywhere",
 					ErrInvalidExpansion, key, p)
 			}
-			out = append(out, policy.EscapeGlob(filepath.Clean(root))+"/"+strings.TrimPrefix(p, "./"))
+			out = append(out, policy.EscapeGlob(filepath.Clean(dir))+"/"+strings.TrimPrefix(p, "./"))
 		}
 		return out, nil
 	}
 	var err error
-	if add.Read, err = anchor(add.Read, "read"); err != nil {
-		return add, err
+	if e.Read, err = anchor(e.Read, "read"); err != nil {
+		return e, err
 	}
-	if add.Write, err = anchor(add.Write, "write"); err != nil {
-		return add, err
+	if e.Write, err = anchor(e.Write, "write"); err != nil {
+		return e, err
 	}
-	add.Deny, err = anchor(add.Deny, "deny")
-	return add, err
+	e.Deny, err = anchor(e.Deny, "deny")
+	return e, err
+}
+
+// relativePattern reports whether a path pattern is relative to the
+// session's root: not blank, and starting with none of /, ~, ** and $
+// (an unresolved variable, which compiling refuses).
+func relativePattern(p string) bool {
+	if strings.TrimSpace(p) == "" {
+		return false
+	}
+	for _, prefix := range []string{"/", "~", "**", "$"} {
+		if strings.HasPrefix(p, prefix) {
+			return false
+		}
+	}
+	return true
 }
 
 func checkValue(v string) error {

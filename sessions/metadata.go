@@ -39,6 +39,18 @@ type Metadata struct {
 	Worktrees       []string  `yaml:"worktrees,omitempty" json:"worktrees,omitempty"`
 }
 
+// Root is the directory a session's relative paths mean: its project
+// root, else its first worktree; "" when it has neither.
+func (m Metadata) Root() string {
+	if m.ProjectRoot != "" {
+		return m.ProjectRoot
+	}
+	if len(m.Worktrees) > 0 {
+		return m.Worktrees[0]
+	}
+	return ""
+}
+
 // MarshalYAML writes preset double-quoted, the one spelling the original
 // gptel code finds it by; the rest as plain YAML.
 func (m Metadata) MarshalYAML() (any, error) {
