@@ -138,10 +138,66 @@ func (r *agentRules) addClaudeCommandLine(e agents.Env) error {
 // agentHit is one of the agent's own rules a call meets.
 type agentHit struct {
 	decision agents.RuleDecision
-	// rule describes the rule and its source; text is its text.
-	rule, text string
+	// rule describes the rule and its source; text is its text;
+	// justification its own rationale, if any.
+	rule, text, justification string
 	// path is the file a path rule matched ("" for a command rule).
 	path string
+}
+
+// violation is the denial of a call by the hit: the agent's own rule
+// refuses it, or asks its user where nobody can be asked.
+func (h agentHit) violation(agent string) policy.Violation {
+	v := policy.Violation{Reason: policy.ReasonCommandDenied, Resource: h.text, Rule: agent + " " + h.text}
+	what := "this command"
+	if h.path != "" {
+		v.Reason, v.Resource = policy.ReasonPathDenied, h.path
+		what = "this command, which reads or writes " + h.path
+	}
+	switch {
+	case h.decision == agents.RuleAsk && agent == agents.Codex:
+		v.Message = h.rule + " asks its user before " + what + " runs, and Codex's hook cannot ask, so it is refused"
+	case h.decision == agents.RuleAsk:
+		v.Message = h.rule + " asks its user before " + what + " runs, and nobody can be asked here, so it is refused"
+	default:
+		v.Message = h.rule + " refuses " + what
+	}
+	if h.justification != "" {
+		v.Message += ": " + h.justification
+	}
+	return v
+}
+
+// decider is the decision of a shell call with the agent's own rules kept:
+// the scope's decision, and a denial besides by every rule of the agent's
+// that refuses the call, or asks about it where nobody can be asked
+// (canAsk false). Where the user can be asked, *ask is the first rule that
+// asks, and the scope's decision is left as it is.
+func (r agentRules) decider(agent string, call policy.Call, canAsk bool, ask **agentHit) func(*policy.Scope, policy.Env) policy.Decision {
+	return func(sc *policy.Scope, env policy.Env) policy.Decision {
+		d := sc.Decide(call, env)
+		*ask = nil
+		var vs []policy.Violation
+		for _, h := range r.check(agent, call, env) {
+			if h.decision == agents.RuleAsk && canAsk {
+				if *ask == nil {
+					hit := h
+					*ask = &hit
+				}
+				continue
+			}
+			vs = append(vs, h.violation(agent))
+		}
+		if len(vs) == 0 {
+			return d
+		}
+		if !d.Allowed {
+			vs = append(vs, d.Violations...)
+		}
+		out := policy.Deny(call.Tool, vs...)
+		out.Execution = d.Execution
+		return out
+	}
 }
 
 // check finds the agent's own rules a shell call meets: its command rules
@@ -156,7 +212,7 @@ func (r agentRules) check(agent string, call policy.Call, env policy.Env) []agen
 	}
 	var hits []agentHit
 	if cr, ok, err := r.MatchCommand(a.Command); err == nil && ok {
-		hits = append(hits, agentHit{decision: cr.Decision, rule: cr.Describe(agent), text: cr.Text})
+		hits = append(hits, agentHit{decision: cr.Decision, rule: cr.Describe(agent), text: cr.Text, justification: cr.Justification})
 	}
 	return append(hits, r.checkPaths(agent, call, env)...)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/sessions"
@@ -33,6 +34,9 @@ type Grant struct {
 	Widenings []policy.Widening `json:"widenings"`
 	// Channel is how the user was asked (ChannelElicitation, ChannelHookAsk).
 	Channel string `json:"channel"`
+	// Expires, when set, is when the grant lapses: a grant stored before
+	// the user answers (the agent's dialog) is good only until then.
+	Expires time.Time `json:"expires,omitzero"`
 }
 
 // CallSum identifies a call for a grant: the SHA-256 of its tool,
@@ -67,7 +71,7 @@ func StoreGrant(branchDir string, g Grant) error {
 	if err != nil {
 		return fmt.Errorf("store grant %s: %w", g.CallID, err)
 	}
-	if err := writeStored(filepath.Join(branchDir, GrantsDir), g.CallID+".json", data); err != nil {
+	if err := writeStored(filepath.Join(branchDir, GrantsDir), g.CallID+".json", data, true); err != nil {
 		return fmt.Errorf("store grant %s: %w", g.CallID, err)
 	}
 	return nil
