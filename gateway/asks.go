@@ -52,17 +52,7 @@ type pendingAsk struct {
 // storeAsk records a call left to the agent's user, atomically and readable
 // only by the owner.
 func storeAsk(branchDir string, a pendingAsk) error {
-	if !validCallID(a.CallID) {
-		return fmt.Errorf("store ask: invalid call id %q", a.CallID)
-	}
-	data, err := json.Marshal(a)
-	if err != nil {
-		return fmt.Errorf("store ask %s: %w", a.CallID, err)
-	}
-	if err := writeStored(filepath.Join(branchDir, AsksDir), a.CallID+".json", data, true); err != nil {
-		return fmt.Errorf("store ask %s: %w", a.CallID, err)
-	}
-	return nil
+	return storeRecord(branchDir, AsksDir, "ask", a.CallID, a, true)
 }
 
 // pendingAsks lists the calls of a branch left to the agent's user, oldest

@@ -58,23 +58,13 @@ func CallSum(c policy.Call) string {
 // StoreGrant writes a one-time grant under its call id in the branch,
 // atomically and readable only by the owner.
 func StoreGrant(branchDir string, g Grant) error {
-	if !validCallID(g.CallID) {
-		return fmt.Errorf("store grant: invalid call id %q", g.CallID)
-	}
 	if len(g.Widenings) == 0 {
 		return fmt.Errorf("store grant %s: no widening", g.CallID)
 	}
 	if _, err := expansionOf(g.Widenings); err != nil {
 		return fmt.Errorf("store grant %s: %w", g.CallID, err)
 	}
-	data, err := json.Marshal(g)
-	if err != nil {
-		return fmt.Errorf("store grant %s: %w", g.CallID, err)
-	}
-	if err := writeStored(filepath.Join(branchDir, GrantsDir), g.CallID+".json", data, true); err != nil {
-		return fmt.Errorf("store grant %s: %w", g.CallID, err)
-	}
-	return nil
+	return storeRecord(branchDir, GrantsDir, "grant", g.CallID, g, true)
 }
 
 // claimGrant takes the grant of callID for its one run: the file is renamed

@@ -40,18 +40,24 @@ func validCallID(id string) bool {
 }
 
 // StoreCall writes a decided call under callID in the branch, atomically
-// and readable only by the owner.
+// and readable only by the owner. It is not forced to the disk: a call lost
+// in a crash is one exec refused.
 func StoreCall(branchDir, callID string, call policy.Call) error {
+	return storeRecord(branchDir, StoredCallsDir, "call", callID, call, false)
+}
+
+// storeRecord writes v as JSON under callID in the directory sub of the
+// branch (writeStored); what names the record in errors.
+func storeRecord(branchDir, sub, what, callID string, v any, sync bool) error {
 	if !validCallID(callID) {
-		return fmt.Errorf("store call: invalid call id %q", callID)
+		return fmt.Errorf("store %s: invalid call id %q", what, callID)
 	}
-	data, err := json.Marshal(call)
+	data, err := json.Marshal(v)
+	if err == nil {
+		err = writeStored(filepath.Join(branchDir, sub), callID+".json", data, sync)
+	}
 	if err != nil {
-		return fmt.Errorf("store call: %w", err)
-	}
-	// Not forced to the disk: a call lost in a crash is one exec refused.
-	if err := writeStored(filepath.Join(branchDir, StoredCallsDir), callID+".json", data, false); err != nil {
-		return fmt.Errorf("store call: %w", err)
+		return fmt.Errorf("store %s %s: %w", what, callID, err)
 	}
 	return nil
 }
