@@ -140,8 +140,8 @@ func TestEveryViolationReported(t *testing.T) {
 			t.Errorf("missing violation %s in %+v", want, d.Violations)
 		}
 	}
-	if d.Reason != d.Violations[0].Reason || d.Rule != d.Violations[0].Rule {
-		t.Errorf("top-level fields do not repeat the first violation")
+	if decides := policy.Deciding(d.Violations); d.Reason != decides.Reason || d.Rule != decides.Rule || decides.Reason != policy.ReasonCommandDenied {
+		t.Errorf("top-level fields %s %s do not repeat the deciding violation, the hard one (%s %s)", d.Reason, d.Rule, decides.Reason, decides.Rule)
 	}
 }
 
