@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/scopegate/scopegate/agents"
+	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/config"
 	scexec "github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/policy"
@@ -73,6 +74,14 @@ func TestExecRunsAStoredCallOnce(t *testing.T) {
 	code, stdout, stderr := exitCode(t, w.cmd("exec", "--session", id, "--branch", "main", "--call", call))
 	if code != 7 || stdout != "hi\n" || stderr != "warn\n" {
 		t.Errorf("exec: exit %d, stdout %q, stderr %q; want 7, the command's own output", code, stdout, stderr)
+	}
+	// tools.org records the run's stderr as it records its stdout.
+	es, err := audit.ReadFile(filepath.Join(w.sessions, id, "branches", "main", audit.LogFile), audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := es[len(es)-1]; last.Mode != audit.ModeExec || last.Stdout != "hi\n" || last.Stderr != "warn\n" {
+		t.Errorf("the exec entry records stdout %q and stderr %q, want the run's", last.Stdout, last.Stderr)
 	}
 	code, _, stderr = exitCode(t, w.cmd("exec", "--session", id, "--branch", "main", "--call", call))
 	if code != exitUsage || !strings.Contains(stderr, "already run") {
