@@ -52,7 +52,7 @@ func CallSum(c policy.Call) string {
 }
 
 // StoreGrant writes a one-time grant under its call id in the branch,
-// atomically and readable only by the owner.
+// atomically and durably (fsynced), readable only by the owner.
 func StoreGrant(branchDir string, g Grant) error {
 	if !validCallID(g.CallID) {
 		return fmt.Errorf("store grant: invalid call id %q", g.CallID)
@@ -67,7 +67,7 @@ func StoreGrant(branchDir string, g Grant) error {
 	if err != nil {
 		return fmt.Errorf("store grant %s: %w", g.CallID, err)
 	}
-	if err := writeStored(filepath.Join(branchDir, GrantsDir), g.CallID+".json", data); err != nil {
+	if err := writeStored(filepath.Join(branchDir, GrantsDir), g.CallID+".json", data, true); err != nil {
 		return fmt.Errorf("store grant %s: %w", g.CallID, err)
 	}
 	return nil

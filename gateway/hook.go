@@ -48,6 +48,13 @@ type HookOptions struct {
 	// permission dialog where it will ask its user (config.yml approvals:
 	// ask); otherwise it is denied.
 	Approvals bool
+	// Ask, when set with Approvals, is a channel that puts such a call to
+	// the user where the agent will not ask them (Codex, and Claude Code in
+	// the modes that do not ask): the hook waits for the answer, which must
+	// come well inside the agent's hook timeout. Once lets the call run
+	// once (a shell call under a one-time grant through `scopegate exec`),
+	// session widens the branch first; any other answer denies it.
+	Ask Asker
 }
 
 // HookSessionID is the scopegate session id of an agent's session id: the
@@ -120,11 +127,15 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 	// A call denied for a scope reason is left to the user where the agent
 	// will ask one (CONTRACT §9); everywhere else it is denied.
 	channel := ""
-	if o.Approvals && agents.AsksUser(agent, in) {
+	switch {
+	case !o.Approvals:
+	case agents.AsksUser(agent, in):
 		channel = ChannelHookAsk
+	case o.Ask != nil:
+		t.Ask = o.Ask
 	}
 	var last CallResult
-	var widen []policy.Widening
+	var widen, granted []policy.Widening
 	for _, c := range m.Calls {
 		c.Cwd = in.Cwd
 		res, ws, err := g.check(ctx, t, c, checkOptions{channel: channel, opened: opened})
@@ -134,7 +145,11 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 		if !res.Decision.Allowed && ws == nil {
 			return agents.Deny(agent, res.Decision.Message), nil
 		}
-		widen = append(widen, ws...)
+		if t.Ask != nil {
+			granted = append(granted, ws...)
+		} else {
+			widen = append(widen, ws...)
+		}
 		last = res
 	}
 	if widen != nil {
@@ -150,6 +165,12 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 	call.Cwd = in.Cwd
 	if err := StoreCall(branchDir, last.CallID, call); err != nil {
 		return agents.Answer{}, err
+	}
+	if granted != nil {
+		// The user let this call run once: its run gets the grant.
+		if err := StoreGrant(branchDir, Grant{CallID: last.CallID, Call: CallSum(call), Widenings: granted, Channel: t.Ask.Channel()}); err != nil {
+			return agents.Answer{}, err
+		}
 	}
 	return agents.Rewrite(agent, in.ToolInput, o.ExecCommand(id, filepath.Base(branchDir), last.CallID))
 }

@@ -49,15 +49,19 @@ func StoreCall(branchDir, callID string, call policy.Call) error {
 	if err != nil {
 		return fmt.Errorf("store call: %w", err)
 	}
-	if err := writeStored(filepath.Join(branchDir, StoredCallsDir), callID+".json", data); err != nil {
+	if err := writeStored(filepath.Join(branchDir, StoredCallsDir), callID+".json", data, false); err != nil {
 		return fmt.Errorf("store call: %w", err)
 	}
 	return nil
 }
 
 // writeStored writes data as dir/name atomically (temp file, rename), the
-// directory made 0700 and the file readable only by the owner.
-func writeStored(dir, name string, data []byte) error {
+// directory made 0700 and the file readable only by the owner. Durable
+// adds an fsync of the file before the rename and of the directory after
+// it, so that what the user's answer stored is there after a crash, whole;
+// a stored call, which is lost to the same effect as a torn one (its run
+// is refused), is left to the kernel's writeback.
+func writeStored(dir, name string, data []byte, durable bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -70,10 +74,24 @@ func writeStored(dir, name string, data []byte) error {
 		tmp.Close()
 		return err
 	}
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil || !durable {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // claimCall takes the stored call callID for running: the file is renamed
