@@ -51,7 +51,9 @@ const (
 // the exact widening that would let it run (the same narrow widening as the
 // denial's hint, never a parent directory).
 type Offer struct {
-	CallID    string
+	CallID string
+	// BranchDir is the session branch the call was made on.
+	BranchDir string
 	Call      policy.Call
 	Decision  policy.Decision
 	Widenings []policy.Widening
@@ -268,7 +270,7 @@ func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec dec
 	if t.Ask == nil || ws == nil {
 		return dec, approval{}
 	}
-	o := Offer{CallID: callID, Call: call, Decision: dec.d, Widenings: ws}
+	o := Offer{CallID: callID, BranchDir: t.BranchDir, Call: call, Decision: dec.d, Widenings: ws}
 	ap := approval{offered: o.Widening()}
 	ap.answer = t.Ask.Ask(ctx, o)
 	ap.channel = t.Ask.Channel()
@@ -350,7 +352,7 @@ func (g *Gateway) Offerable(t Target, call policy.Call) (Offer, bool) {
 	if ws == nil {
 		return Offer{}, false
 	}
-	return Offer{Call: call, Decision: dec.d, Widenings: ws}, true
+	return Offer{BranchDir: t.BranchDir, Call: call, Decision: dec.d, Widenings: ws}, true
 }
 
 // Unanswered records an offer that was put to the user and never answered

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/scopegate/scopegate/agents"
+	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/server/client"
 )
 
@@ -38,6 +39,12 @@ func (s *Server) hook(agent string) http.Handler {
 		defer cancel()
 		o := s.opts.Hooks
 		o.ProjectDir = r.Header.Get(ProjectDirHeader)
+		o.Approvals = s.approvals().Ask
+		// Where the agent will not ask its user, the page asks while one is
+		// open, within the hook's own time.
+		if a := s.pageAsk(gateway.ViaHook, hookAskLimit); a != nil {
+			o.Ask = a
+		}
 		answer(s.opts.Gateway.Hook(ctx, agent, body, o))
 	})
 }
