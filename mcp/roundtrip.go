@@ -192,4 +192,3 @@ func (a answeredAsker) Ask(_ context.Context, o gateway.Offer) string {
 	}
 	return a.answer
 }
-
