@@ -327,6 +327,46 @@ fetch(%q, {method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plai
 		}
 	})
 
+	t.Run("MCP clients", func(t *testing.T) {
+		p.t = t
+		path := filepath.Join(w.root, "mcp.txt")
+		os.WriteFile(path, []byte("mcp-content\n"), 0o644)
+		// A client that asks its user too (elicitation), whose user is slow:
+		// the page answers first; the client's form is cancelled.
+		got := make(chan []elicitOut, 1)
+		go func() {
+			got <- runElicit(t, w, []string{"http", s.url + "/v1/sessions/" + w.id + "/mcp"},
+				[]elicitStep{{Tool: "read_file", Arguments: map[string]any{"path": path}, Answer: "late"}})
+		}()
+		id := p.offerCard(path)
+		if ch := eval[string](p, `document.querySelector('#offer-list .offer[data-id="`+id+`"] .meta').textContent`); !strings.Contains(ch, "asked through page and mcp:elicitation") {
+			t.Errorf("offer %q, want both channels named", ch)
+		}
+		p.answer(id, "once")
+		out := <-got
+		if out[0].IsError || !strings.Contains(out[0].Text, "mcp-content") || len(out[0].Offers) != 1 {
+			t.Fatalf("the MCP client's call: %+v", out[0])
+		}
+		es := w.entries()
+		if last := es[len(es)-1]; last.Mode != audit.ModeMCP || last.Channel != "page" || last.Approved != "once" {
+			t.Errorf("entry %+v, want the page's answer", last)
+		}
+		// A client that cannot ask (the inspector CLI): the page asks.
+		res := make(chan map[string]any, 1)
+		go func() {
+			res <- inspector(t, w, []string{s.url + "/v1/sessions/" + w.id + "/mcp", "--transport", "http"},
+				"--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path="+path)
+		}()
+		p.answer(p.offerCard(path), "deny")
+		if r := <-res; r["isError"] != true || strings.Contains(mcpText(r), "mcp-content") {
+			t.Errorf("inspector: %v, want a denial", r)
+		}
+		es = w.entries()
+		if last := es[len(es)-1]; last.Channel != "page" || last.Answer != "deny" || last.Decision != audit.DecisionDenied {
+			t.Errorf("entry %+v", last)
+		}
+	})
+
 	t.Run("screenshot", func(t *testing.T) {
 		p.t = t
 		path := filepath.Join(w.root, "notes", "todo.txt")
