@@ -2,11 +2,13 @@ package server
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"encoding/hex"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/scopegate/scopegate/audit"
 )
@@ -41,39 +43,52 @@ func NewFeed() *Feed {
 }
 
 // feedRow is what the page shows of one event: the entry's decision and
-// the call in one line, never its arguments or output.
+// the call in one line, never its arguments or output. Its JSON is
+// appendJSON's.
 type feedRow struct {
-	Seq       uint64    `json:"-"`
-	Kind      string    `json:"kind"`
-	Time      time.Time `json:"time"`
-	Session   string    `json:"session"`
-	Branch    string    `json:"branch"`
-	Via       string    `json:"via,omitempty"`
-	Mode      string    `json:"mode,omitempty"`
-	CallID    string    `json:"call_id"`
-	Tool      string    `json:"tool"`
-	AgentTool string    `json:"agent_tool,omitempty"`
-	Summary   string    `json:"summary"`
-	Decision  string    `json:"decision"`
-	Reason    string    `json:"reason,omitempty"`
-	Rule      string    `json:"rule,omitempty"`
-	Resource  string    `json:"resource,omitempty"`
-	Message   string    `json:"message,omitempty"`
-	Offered   string    `json:"offered,omitempty"`
-	Channel   string    `json:"channel,omitempty"`
-	Answer    string    `json:"answer,omitempty"`
-	Approved  string    `json:"approved,omitempty"`
-	ExitCode  *int      `json:"exit_code,omitempty"`
-	Error     string    `json:"error,omitempty"`
+	Seq       uint64
+	Kind      string
+	Time      time.Time
+	Session   string
+	Branch    string
+	Via       string
+	Mode      string
+	CallID    string
+	Tool      string
+	AgentTool string
+	// Summary is the call in one line; empty, it is made from args when
+	// the row is first sent (most rows are never sent: no page is open).
+	Summary  string
+	args     json.RawMessage
+	Decision string
+	Reason   string
+	Rule     string
+	Resource string
+	Message  string
+	Offered  string
+	Channel  string
+	Answer   string
+	Approved string
+	ExitCode *int
+	Error    string
 }
+
+// maxKeptArgs bounds the arguments a row keeps to make its summary from
+// later; a row of larger ones (a file's content) makes it at once.
+const maxKeptArgs = 1 << 10
 
 // Emit takes an audited event into the feed and wakes the pages.
 func (f *Feed) Emit(ev audit.Event) {
 	e := &ev.Entry
 	row := feedRow{Kind: ev.Kind, Time: e.Time, Session: ev.Session, Branch: ev.Branch, Via: ev.Via, Mode: e.Mode,
-		CallID: e.CallID, Tool: e.Tool, AgentTool: e.AgentTool, Summary: e.Line(), Decision: e.Decision,
+		CallID: e.CallID, Tool: e.Tool, AgentTool: e.AgentTool, Decision: e.Decision,
 		Reason: e.Reason, Rule: e.Rule, Resource: e.Resource, Message: e.Message, Offered: e.Offered,
 		Channel: e.Channel, Answer: e.Answer, Approved: e.Approved, ExitCode: e.ExitCode, Error: e.Error}
+	if e.Summary == "" && len(e.Args) <= maxKeptArgs {
+		row.args = e.Args
+	} else {
+		row.Summary = e.Line()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seq++
@@ -89,6 +104,112 @@ func (f *Feed) Emit(ev audit.Event) {
 		default:
 		}
 	}
+}
+
+// line is the row's call in one line.
+func (r *feedRow) line() string {
+	if r.Summary == "" && len(r.args) > 0 {
+		e := audit.Entry{Args: r.args}
+		return e.Line()
+	}
+	return r.Summary
+}
+
+// appendJSON appends the row's JSON object: the page's one reader of it is
+// page.js. Written by hand, as the feed's cost per decision is mostly this.
+func (r *feedRow) appendJSON(b []byte) []byte {
+	field := func(b []byte, name, v string, always bool) []byte {
+		if v == "" && !always {
+			return b
+		}
+		b = append(b, ',', '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		return appendJSONString(b, v)
+	}
+	b = append(b, `{"time":"`...)
+	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	b = field(b, "kind", r.Kind, true)
+	b = field(b, "session", r.Session, true)
+	b = field(b, "branch", r.Branch, true)
+	b = field(b, "via", r.Via, false)
+	b = field(b, "mode", r.Mode, false)
+	b = field(b, "call_id", r.CallID, true)
+	b = field(b, "tool", r.Tool, true)
+	b = field(b, "agent_tool", r.AgentTool, false)
+	b = field(b, "summary", r.line(), true)
+	b = field(b, "decision", r.Decision, true)
+	b = field(b, "reason", r.Reason, false)
+	b = field(b, "rule", r.Rule, false)
+	b = field(b, "resource", r.Resource, false)
+	b = field(b, "message", r.Message, false)
+	b = field(b, "offered", r.Offered, false)
+	b = field(b, "channel", r.Channel, false)
+	b = field(b, "answer", r.Answer, false)
+	b = field(b, "approved", r.Approved, false)
+	if r.ExitCode != nil {
+		b = append(b, `,"exit_code":`...)
+		b = strconv.AppendInt(b, int64(*r.ExitCode), 10)
+	}
+	b = field(b, "error", r.Error, false)
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes it:
+// invalid UTF-8 becomes U+FFFD, control characters and the characters HTML
+// gives meaning to (<, >, &) and U+2028, U+2029 are escaped.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // subscribe has wake signalled whenever an event comes; the returned
@@ -137,4 +258,18 @@ func (f *Feed) since(seq uint64, rows []feedRow) ([]feedRow, uint64) {
 		rows = append(rows, f.ring[int((s-1)%FeedSize)])
 	}
 	return rows, f.seq
+}
+
+// appendEvents appends the server-sent events of rows.
+func (f *Feed) appendEvents(b []byte, rows []feedRow) []byte {
+	for i := range rows {
+		b = append(b, "id: "...)
+		b = append(b, f.boot...)
+		b = append(b, '-')
+		b = strconv.AppendUint(b, rows[i].Seq, 10)
+		b = append(b, "\nevent: decision\ndata: "...)
+		b = rows[i].appendJSON(b)
+		b = append(b, '\n', '\n')
+	}
+	return b
 }

@@ -238,13 +238,7 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) error {
 	enc := json.NewEncoder(&buf)
 	for {
 		rows, after = p.feed.since(after, rows[:0])
-		for _, row := range rows {
-			fmt.Fprintf(&buf, "id: %s\nevent: decision\ndata: ", p.feed.eventID(row.Seq))
-			if err := enc.Encode(row); err != nil {
-				return nil
-			}
-			buf.WriteByte('\n')
-		}
+		buf.Write(p.feed.appendEvents(buf.AvailableBuffer(), rows))
 		if v, version := p.offers.snapshot(); version != sent {
 			sent = version
 			buf.WriteString("event: offers\ndata: ")
