@@ -471,33 +471,9 @@ func pageCodex(t *testing.T, p *pageTab, w *workspace) {
 	script := []string{"date +page-once-%Y", "date +page-once-%Y", "date +page-session-%Y"}
 	model := newMockResponses(t, script)
 	hookCmd := policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(w.sessions) + " --config-dir " + policy.ShellQuote(w.cfg) + " hook codex"
-	config := fmt.Sprintf(`model = "gpt-test"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "mock"
-base_url = %q
-wire_api = "responses"
-env_key = "SCOPEGATE_TEST_API_KEY"
-
-[[hooks.PreToolUse]]
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = %q
-timeout = 60
-`, model.url, hookCmd)
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-		"-s", "danger-full-access", "Work through the task.")
-	cmd.Dir = proj
-	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(w.root, "home"), "CODEX_HOME="+codexHome, "SCOPEGATE_TEST_API_KEY=test")
-	cmd.Stdin = strings.NewReader("")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd, out := codexCommand(ctx, t, codex, codexHome, model.url, hookCmd, proj, filepath.Join(w.root, "home"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
