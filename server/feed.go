@@ -32,14 +32,14 @@ type Feed struct {
 	mu   sync.Mutex
 	seq  uint64
 	ring []feedRow
-	subs map[chan<- struct{}]struct{}
+	subs wakers
 }
 
 // NewFeed returns an empty feed.
 func NewFeed() *Feed {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return &Feed{boot: hex.EncodeToString(b[:]), ring: make([]feedRow, 0, FeedSize), subs: map[chan<- struct{}]struct{}{}}
+	return &Feed{boot: hex.EncodeToString(b[:]), ring: make([]feedRow, 0, FeedSize), subs: wakers{}}
 }
 
 // feedRow is what the page shows of one event: the entry's decision and
@@ -98,12 +98,7 @@ func (f *Feed) Emit(ev audit.Event) {
 	} else {
 		f.ring[int((row.Seq-1)%FeedSize)] = row
 	}
-	for c := range f.subs {
-		select {
-		case c <- struct{}{}:
-		default:
-		}
-	}
+	f.subs.wake()
 }
 
 // line is the row's call in one line.
@@ -215,13 +210,33 @@ func appendJSONString(b []byte, s string) []byte {
 // subscribe has wake signalled whenever an event comes; the returned
 // function ends it.
 func (f *Feed) subscribe(wake chan<- struct{}) func() {
-	f.mu.Lock()
-	f.subs[wake] = struct{}{}
-	f.mu.Unlock()
+	return f.subs.add(&f.mu, wake)
+}
+
+// wakers are the channels of the pages to signal on a change, guarded by
+// their owner's mutex.
+type wakers map[chan<- struct{}]struct{}
+
+// add adds wake under mu and returns its removal.
+func (w wakers) add(mu *sync.Mutex, wake chan<- struct{}) func() {
+	mu.Lock()
+	w[wake] = struct{}{}
+	mu.Unlock()
 	return func() {
-		f.mu.Lock()
-		delete(f.subs, wake)
-		f.mu.Unlock()
+		mu.Lock()
+		delete(w, wake)
+		mu.Unlock()
+	}
+}
+
+// wake signals every channel that is not signalled already; the owner's
+// mutex is held.
+func (w wakers) wake() {
+	for c := range w {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
 	}
 }
 

@@ -47,11 +47,11 @@ type offers struct {
 	held    map[string]*heldOffer
 	settled []settledOffer // the last keptSettled answered, oldest first
 	version uint64         // bumped on every change of held or settled
-	subs    map[chan<- struct{}]struct{}
+	subs    wakers
 }
 
 func newOffers() *offers {
-	return &offers{grace: pageGrace, gone: make(chan struct{}), held: map[string]*heldOffer{}, subs: map[chan<- struct{}]struct{}{}}
+	return &offers{grace: pageGrace, gone: make(chan struct{}), held: map[string]*heldOffer{}, subs: wakers{}}
 }
 
 // heldOffer is one call waiting on the page.
@@ -132,25 +132,13 @@ func (o *offers) isOpen() bool {
 
 // subscribe has wake signalled on every change of the offers.
 func (o *offers) subscribe(wake chan<- struct{}) func() {
-	o.mu.Lock()
-	o.subs[wake] = struct{}{}
-	o.mu.Unlock()
-	return func() {
-		o.mu.Lock()
-		delete(o.subs, wake)
-		o.mu.Unlock()
-	}
+	return o.subs.add(&o.mu, wake)
 }
 
 // changed bumps the version and wakes the pages; o.mu is held.
 func (o *offers) changed() {
 	o.version++
-	for c := range o.subs {
-		select {
-		case c <- struct{}{}:
-		default:
-		}
-	}
+	o.subs.wake()
 }
 
 // offersView is the page's list of offers.
