@@ -40,7 +40,10 @@ type offers struct {
 	// grace is pageGrace (shorter in tests).
 	grace time.Duration
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// ended says the server is shutting down: nothing more is held, and
+	// what is held is denied.
+	ended   bool
 	open    int
 	gone    chan struct{} // closed when the pages have been gone for pageGrace
 	goneT   *time.Timer   // counts pageGrace down while no page is open
@@ -116,7 +119,7 @@ func (o *offers) pageClosed() {
 	o.goneT = time.AfterFunc(o.grace, func() {
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		if o.open == 0 && o.gone == gone {
+		if o.open == 0 && o.gone == gone && !o.ended {
 			close(gone)
 			o.gone = make(chan struct{})
 		}
@@ -127,7 +130,22 @@ func (o *offers) pageClosed() {
 func (o *offers) isOpen() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.open > 0
+	return o.open > 0 && !o.ended
+}
+
+// end denies what is held and holds nothing more: the server is shutting
+// down, and its pages with it.
+func (o *offers) end() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ended {
+		return
+	}
+	o.ended = true
+	if o.goneT != nil {
+		o.goneT.Stop()
+	}
+	close(o.gone)
 }
 
 // subscribe has wake signalled on every change of the offers.
@@ -247,7 +265,7 @@ func (a *pageAsker) Ask(ctx context.Context, off gateway.Offer) string {
 	}
 	a.o.mu.Lock()
 	gone := a.o.gone
-	if a.o.open == 0 {
+	if a.o.open == 0 || a.o.ended {
 		a.o.mu.Unlock()
 		return gateway.AnswerTimeout
 	}

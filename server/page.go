@@ -74,8 +74,13 @@ func newPage(feed *Feed) *page {
 		verify: verifyCache{byPath: map[string]verified{}}}
 }
 
-// close ends the page's streams.
-func (p *page) close() { p.closingOnce.Do(func() { close(p.closing) }) }
+// close ends the page's streams and denies the calls it holds.
+func (p *page) close() {
+	p.closingOnce.Do(func() {
+		close(p.closing)
+		p.offers.end()
+	})
+}
 
 // pageRoutes adds the page's routes to mux.
 func (s *Server) pageRoutes(mux *http.ServeMux) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -452,4 +453,41 @@ func TestPageSecurity(t *testing.T) {
 			t.Errorf("state %+v", st)
 		}
 	})
+}
+
+// TestPageShutdown: shutting serve down ends the page's streams at once
+// and denies what the page held, without waiting for an answer.
+func TestPageShutdown(t *testing.T) {
+	e := newPageEnv(t, "", time.Minute)
+	// Pages gone would end the offer only after an hour.
+	e.srv.page.offers.grace = time.Hour
+	_, body := e.outside()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- e.srv.Serve(ctx, ln) }()
+	e.url = "http://" + ln.Addr().String()
+	s := e.openStream("")
+	done := make(chan gateway.CallResult, 1)
+	go func() {
+		var res gateway.CallResult
+		_, data := e.do("POST", "/v1/sessions/s1/calls", body)
+		json.Unmarshal(data, &res)
+		done <- res
+	}()
+	s.pending(1)
+	cancel()
+	if res := <-done; res.Decision.Allowed {
+		t.Fatal("allowed")
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	<-s.done
+	if last := e.entries()[0]; last.Answer != gateway.AnswerTimeout || last.Channel != ChannelPage {
+		t.Errorf("entry %+v", last)
+	}
 }

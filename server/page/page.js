@@ -92,6 +92,10 @@
     }
     $("login").hidden = true;
     $("main").hidden = false;
+    if (state.streamStopped) {
+      state.streamStopped = false;
+      connect();
+    }
     if (started) return;
     started = true;
     connect();
@@ -122,7 +126,10 @@
     } catch (e) {
       return reconnect();
     }
-    if (r.status === 401) return showLogin("That token was refused.");
+    if (r.status === 401) {
+      state.streamStopped = true;
+      return showLogin("That token was refused.");
+    }
     if (!r.ok || !r.body) return reconnect();
     setStatus("live", "live");
     const reader = r.body.getReader();
