@@ -42,7 +42,7 @@ func (s *Server) hook(agent string) http.Handler {
 		o.Approvals = s.approvals().Ask
 		// Where the agent will not ask its user, the page asks while one is
 		// open, within the hook's own time.
-		if a := s.pageAsk(gateway.ViaHook, hookAskLimit); a != nil {
+		if a := s.pageAsk(gateway.ViaHook, s.hookLimit); a != nil {
 			o.Ask = a
 		}
 		answer(s.opts.Gateway.Hook(ctx, agent, body, o))

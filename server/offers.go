@@ -225,17 +225,20 @@ func (o *offers) answer(id, answer string) error {
 	return nil
 }
 
-// pageAsker puts the offers of one call's entry point on the page.
+// pageAsker puts the offers of one request on the page.
 type pageAsker struct {
 	o       *offers
 	via     string
 	timeout time.Duration
+	// deadline, when set, bounds every offer of the request together (a
+	// hook's several calls must all be answered within the hook's time).
+	deadline time.Time
 	// also names the channel the page is asked beside, if any.
 	also string
 }
 
-// asker is the page's channel for a call that came through via, whose
-// offer waits at most timeout; nil when no page is open.
+// asker is the page's channel for a request that came through via, each of
+// whose offers waits at most timeout; nil when no page is open.
 func (o *offers) asker(via gateway.Via, timeout time.Duration, also string) gateway.Asker {
 	if !o.isOpen() {
 		return nil
@@ -252,10 +255,17 @@ func (a *pageAsker) Ask(ctx context.Context, off gateway.Offer) string {
 	var idb [12]byte
 	_, _ = rand.Read(idb[:])
 	now := time.Now()
+	timeout := a.timeout
+	if !a.deadline.IsZero() {
+		timeout = min(timeout, a.deadline.Sub(now))
+	}
+	if timeout <= 0 {
+		return gateway.AnswerTimeout
+	}
 	h := &heldOffer{ctx: ctx, answer: make(chan string, 1), view: offerView{
 		ID: hex.EncodeToString(idb[:]), Via: a.via, Channels: []string{ChannelPage}, CallID: off.CallID,
 		Tool: off.Call.Tool, Summary: off.Summary(), Reason: string(off.Decision.Reason), Message: off.Decision.Message,
-		Widening: off.Widening(), Widenings: off.Widenings, Created: now, Expires: now.Add(a.timeout)}}
+		Widening: off.Widening(), Widenings: off.Widenings, Created: now, Expires: now.Add(timeout)}}
 	if a.also != "" {
 		h.view.Channels = append(h.view.Channels, a.also)
 	}
@@ -273,7 +283,7 @@ func (a *pageAsker) Ask(ctx context.Context, off gateway.Offer) string {
 	a.o.changed()
 	a.o.mu.Unlock()
 
-	timer := time.NewTimer(a.timeout)
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	answer, channel := gateway.AnswerTimeout, ChannelPage
 	select {

@@ -453,17 +453,18 @@ func (s *Server) approvals() gateway.Approvals {
 	return ap
 }
 
-// pageAsk is the page's channel for a call that came through via, its wait
-// bounded by limit too (0: no bound but the configured timeout), or nil
-// when approvals are off or no page is open.
+// pageAsk is the page's channel for a request that came through via, or
+// nil when approvals are off or no page is open. Its offers wait at most
+// the configured timeout each, and all of them together at most limit
+// from now (0: no such bound).
 func (s *Server) pageAsk(via gateway.Via, limit time.Duration) gateway.Asker {
 	ap := s.approvals()
 	if !ap.Ask {
 		return nil
 	}
-	timeout := ap.Timeout
-	if limit > 0 && limit < timeout {
-		timeout = limit
+	a := s.page.offers.asker(via, ap.Timeout, "")
+	if pa, ok := a.(*pageAsker); ok && limit > 0 {
+		pa.deadline = time.Now().Add(limit)
 	}
-	return s.page.offers.asker(via, timeout, "")
+	return a
 }

@@ -22,11 +22,20 @@ import (
 // whose config offers denials with the given timeout.
 func newPageEnv(t *testing.T, token string, timeout time.Duration) *env {
 	t.Helper()
+	return newPageEnvWith(t, token, timeout, nil)
+}
+
+// newPageEnvWith is newPageEnv with more options set by set.
+func newPageEnvWith(t *testing.T, token string, timeout time.Duration, set func(*gateway.Options, *Options)) *env {
+	t.Helper()
 	feed := NewFeed()
 	return newEnvWith(t, token, func(g *gateway.Options, o *Options) {
 		g.Events = feed
 		o.Feed = feed
 		o.Approvals = func() gateway.Approvals { return gateway.Approvals{Ask: true, Timeout: timeout} }
+		if set != nil {
+			set(g, o)
+		}
 	})
 }
 
@@ -488,6 +497,55 @@ func TestPageShutdown(t *testing.T) {
 	}
 	<-s.done
 	if last := e.entries()[0]; last.Answer != gateway.AnswerTimeout || last.Channel != ChannelPage {
+		t.Errorf("entry %+v", last)
+	}
+}
+
+// TestPageHook: a Codex hook's call denied for a scope reason waits on the
+// page; once answers with the rewrite to `scopegate exec` and a grant for
+// exactly that call; no answer within the hook's time is a deny.
+func TestPageHook(t *testing.T) {
+	e := newPageEnvWith(t, "", time.Minute, func(g *gateway.Options, o *Options) {
+		o.Hooks = gateway.HookOptions{ExecCommand: func(s, b, c string) string { return "scopegate exec --call " + c }}
+	})
+	e.srv.hookLimit = 300 * time.Millisecond
+	s := e.openStream("")
+	input := `{"session_id":"codex-1","cwd":"` + e.proj + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"date"}}`
+	hook := func() chan string {
+		out := make(chan string, 1)
+		go func() {
+			_, data := e.do("POST", "/v1/hooks/codex", input, ProjectDirHeader, e.proj)
+			out <- string(data)
+		}()
+		return out
+	}
+	out := hook()
+	v := s.pending(1)
+	if o := v.Pending[0]; o.Via != "hook" || o.Widening != "--allow-command date" || o.Session != "codex-1" {
+		t.Fatalf("offer %+v", o)
+	}
+	// The hook's time bounds the offer.
+	if left := v.Pending[0].Expires.Sub(v.Pending[0].Created); left > 300*time.Millisecond {
+		t.Errorf("the offer waits %v, longer than the hook's time", left)
+	}
+	if code, data := e.answer(v.Pending[0].ID, gateway.AnswerOnce); code != 200 {
+		t.Fatalf("answer: %d %s", code, data)
+	}
+	ans := <-out
+	if !strings.Contains(ans, "scopegate exec --call ") {
+		t.Fatalf("hook answer %s, want the rewrite", ans)
+	}
+	grants, _ := filepath.Glob(filepath.Join(e.sessions, "codex-1", "branches", "main", gateway.GrantsDir, "*.json"))
+	if len(grants) != 1 {
+		t.Errorf("grants %v, want the one of the approved call", grants)
+	}
+	out = hook()
+	s.pending(1)
+	if ans := <-out; !strings.Contains(ans, `"deny"`) || !strings.Contains(ans, "date is not in shell_commands.allow") {
+		t.Fatalf("unanswered: %s, want a deny", ans)
+	}
+	es, _ := audit.ReadFile(filepath.Join(e.sessions, "codex-1", "branches", "main", audit.LogFile), audit.Filter{})
+	if last := es[len(es)-1]; last.Answer != gateway.AnswerTimeout || last.Channel != ChannelPage || last.Mode != audit.ModeHook {
 		t.Errorf("entry %+v", last)
 	}
 }

@@ -104,6 +104,8 @@ type Server struct {
 	// page is the live page's state; listenHost the host of Options.Listen.
 	page       *page
 	listenHost string
+	// hookLimit is hookAskLimit (shorter in tests).
+	hookLimit time.Duration
 }
 
 // New returns a server. It errors when the options cannot work.
@@ -135,6 +137,7 @@ func New(opts Options) (*Server, error) {
 	s.store.Warn = s.warn
 	s.reg = newRegistry(s.store, opts.Gateway, s.warn)
 	s.page = newPage(opts.Feed)
+	s.hookLimit = hookAskLimit
 	if host, _, err := net.SplitHostPort(opts.Listen); err == nil {
 		s.listenHost = strings.Trim(host, "[]")
 	}
