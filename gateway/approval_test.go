@@ -319,7 +319,7 @@ func TestHookHeldOffer(t *testing.T) {
 			in, _ := json.Marshal(map[string]any{"session_id": "held-1", "cwd": proj, "hook_event_name": "PreToolUse",
 				"tool_name": "Bash", "tool_input": map[string]any{"command": "date +held"}})
 			opts := gateway.HookOptions{Profile: "restricted", ProjectDir: proj, Approvals: true, Ask: ask,
-				ExecCommand: func(s, b, c string) string { return "exec " + c }}
+				ExecCommand: func(s, b, c, _ string) string { return "exec " + c }}
 			ctx := context.Background()
 			ans := g.Hook(ctx, agents.Codex, in, opts)
 			rewritten := strings.Contains(string(ans.Stdout), "exec ")
@@ -349,7 +349,7 @@ func TestHookHeldOffer(t *testing.T) {
 			}
 			callID := hookEntry.CallID
 			var out strings.Builder
-			res, err := g.Exec(ctx, gateway.Target{BranchDir: dir}, callID, &out, io.Discard)
+			res, err := g.Exec(ctx, gateway.Target{BranchDir: dir}, callID, "date +held", &out, io.Discard)
 			if err != nil || !res.Decision.Allowed || strings.TrimSpace(out.String()) != "held" {
 				t.Fatalf("exec: %+v %v, output %q", res, err, out.String())
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/scopegate/scopegate/audit"
@@ -75,6 +76,12 @@ type checkOptions struct {
 	// opened, when set, is the branch as the caller has already opened it
 	// (a hook, finding its session): the check reads its metadata no more.
 	opened *sessions.Branch
+	// asked, with a channel, tells after the decision whether an allowed
+	// call is left to the user all the same (the agent's own rule asks),
+	// and the rule and message its entry records.
+	asked func() (rule, message string, ok bool)
+	// askNote is added to the message of an asked entry.
+	askNote string
 }
 
 // check is Check; with a channel, a denial that may be offered is recorded
@@ -89,7 +96,10 @@ func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, o check
 	b.opened = o.opened
 	dec := g.decide(b, call, decideOptions{execution: t.checkExecution(call), decide: o.decide})
 	var ap approval
-	if !dec.d.Allowed && t.Ask != nil && t.BranchDir != "" && o.channel == "" && o.decide == nil {
+	switch {
+	case o.channel != "":
+		notOffered(&dec.d, call)
+	case !dec.d.Allowed && t.Ask != nil && t.BranchDir != "":
 		// The caller holds the call until the user answers through t.Ask
 		// (an agent's hook that cannot ask its user itself).
 		dec, ap = g.offer(ctx, t, call, dec, res.CallID)
@@ -109,11 +119,20 @@ func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, o check
 		ws = dec.branch.grant.Widenings
 	}
 	if o.channel != "" && !dec.d.Allowed {
-		if ws = offerable(dec.d); ws != nil {
+		if ws = offerable(dec.d, call); ws != nil {
 			offer := Offer{Call: call, Decision: dec.d, Widenings: ws}
 			e.Decision, e.Offered, e.Channel, e.Answer = audit.DecisionAsked, offer.Widening(), o.channel, AnswerAsk
 			g.opts.Observer.ObserveApproval(AnswerAsk)
 		}
+	}
+	if o.channel != "" && dec.d.Allowed && o.asked != nil {
+		if rule, message, ok := o.asked(); ok {
+			e.Decision, e.Rule, e.Message, e.Channel, e.Answer = audit.DecisionAsked, rule, message, o.channel, AnswerAsk
+			g.opts.Observer.ObserveApproval(AnswerAsk)
+		}
+	}
+	if e.Decision == audit.DecisionAsked && o.askNote != "" {
+		e.Message = strings.TrimSuffix(e.Message, ".") + "; " + o.askNote
 	}
 	log := g.log(t.BranchDir)
 	// A check changes nothing: its entry is written (and survives the
@@ -160,7 +179,10 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	var ap approval
 	if ro.grant {
 		if granted, ok := g.granted(call, dec); ok {
-			dec, ap = granted, approval{approved: AnswerOnce, answer: AnswerOnce, channel: b.grant.Channel}
+			dec, ap = granted, approval{approved: AnswerOnce, answer: AnswerOnce, channel: b.grant.Channel, widenings: b.grant.Widenings}
+		} else if !dec.d.Allowed && !b.grantExpired.IsZero() {
+			dec.d.Message = strings.TrimSuffix(dec.d.Message, ".") + fmt.Sprintf("; the one-time grant the user gave it expired at %s (approval_timeout_seconds after it was asked): ask again",
+				b.grantExpired.UTC().Format(time.RFC3339))
 		}
 	} else if !dec.d.Allowed {
 		dec, ap = g.offer(ctx, t, call, dec, res.CallID)
@@ -205,6 +227,15 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 		if err := journal.Begin(ctx, rec); err != nil {
 			return res, fmt.Errorf("in-flight record: %w", err)
 		}
+	}
+	if ap.approved != "" {
+		// What the user granted to write and does not exist yet is made for
+		// the run, which Landlock can then grant.
+		made, err := makeGrantedFiles(ap.widenings)
+		if err != nil {
+			g.opts.Warn(fmt.Sprintf("approval of %s: %v", res.CallID, err))
+		}
+		defer removeUntouched(made)
 	}
 	g.opts.Observer.InflightInc()
 	start := time.Now()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 
@@ -39,7 +40,14 @@ func (s *Server) hook(agent string) http.Handler {
 		defer cancel()
 		o := s.opts.Hooks
 		o.ProjectDir = r.Header.Get(ProjectDirHeader)
-		o.Approvals = s.approvals().Ask
+		if env := r.Header.Get(client.AgentEnvHeader); env != "" {
+			if err := json.Unmarshal([]byte(env), &o.Agent); err != nil {
+				answer(agents.Refuse(agent, "the hook request's "+client.AgentEnvHeader+" header is not the agent's environment as JSON"))
+				return
+			}
+		}
+		ap := s.approvals()
+		o.Approvals, o.ApprovalTimeout = ap.Ask, ap.Timeout
 		// Where the agent will not ask its user, the page asks while one is
 		// open, within the hook's own time.
 		if a := s.pageAsk(gateway.ViaHook, s.hookLimit); a != nil {

@@ -506,7 +506,7 @@ func TestPageShutdown(t *testing.T) {
 // exactly that call; no answer within the hook's time is a deny.
 func TestPageHook(t *testing.T) {
 	e := newPageEnvWith(t, "", time.Minute, func(g *gateway.Options, o *Options) {
-		o.Hooks = gateway.HookOptions{ExecCommand: func(s, b, c string) string { return "scopegate exec --call " + c }}
+		o.Hooks = gateway.HookOptions{ExecCommand: func(s, b, c, _ string) string { return "scopegate exec --call " + c }}
 	})
 	e.srv.hookLimit = 300 * time.Millisecond
 	s := e.openStream("")

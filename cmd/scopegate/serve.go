@@ -168,12 +168,15 @@ func (m *serveMain) Open(ctx context.Context) error {
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
-	hooks.ProjectDir = "" // each hook request names its own
+	// Each hook request names its own project and, from the CLI's hook,
+	// its agent's environment; an agent's own HTTP hook gets the user's
+	// home only. Approvals are config.yml's, read for every call.
+	hooks.ProjectDir = ""
+	hooks.Agent = agents.Env{Home: hooks.Agent.Home}
 	listen := ""
 	if useTCP {
 		listen = m.listen
 	}
-	// config.yml's approvals are read for every call.
 	cfgs := &config.Cache{Dir: m.a.configDir}
 	m.srv, err = server.New(server.Options{Gateway: gw, SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir, PresetsDir: cfg.GptelPresetsDir,
 		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log, Hooks: hooks, TrustedSocket: m.socket,
