@@ -203,10 +203,16 @@
     addOption("f-decision", state.decisions, row.decision);
     if (row.reason) addOption("f-reason", state.reasons, row.reason);
     if (row.decision === "denied") countDenial(row.reason);
-    if (row.decision === "expanded" || !state.branches.some((b) => b.session === row.session && b.branch === row.branch)) {
+    if (!state.branches.some((b) => b.session === row.session && b.branch === row.branch)) {
+      // A new branch: its scope and its chain soon.
+      later("state", 500, () => loadState().catch(() => {}));
+      later("verify-new", 1000, loadVerify);
+    } else if (row.decision === "expanded") {
       later("state", 500, () => loadState().catch(() => {}));
     }
-    later("verify", 2000, loadVerify);
+    // Verifying reads a branch's whole tools.org again once it changed:
+    // while the agents work, at most every 30 s.
+    later("verify", 30000, loadVerify);
     if (!frame) frame = requestAnimationFrame(flush);
   }
 
