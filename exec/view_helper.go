@@ -232,7 +232,16 @@ func buildView(v view) error {
 	if err := hideAll(v.Hide, v.Bind, v.Links); err != nil {
 		return err
 	}
-	// Masks first: they need the private /tmp writable (a read-only root
+	// The directories that hold masks or repositories below the write
+	// roots, bound over themselves so that no program can move them
+	// (masks.go, repos.go): before the masks, which each bind would
+	// otherwise clone again.
+	for _, p := range v.Pins {
+		if err := bindOver(p, false, false); err != nil {
+			return err
+		}
+	}
+	// Masks next: they need the private /tmp writable (a read-only root
 	// may hold it), and the read-only binds clone them with their trees.
 	if err := maskAll(append(slices.Clip(v.Masks), v.SocketMasks...)); err != nil {
 		return err
@@ -240,13 +249,7 @@ func buildView(v view) error {
 	if err := bindReadOnly(v.ReadOnly, v.Writable); err != nil {
 		return err
 	}
-	// The repositories below the write roots, read-only whole, on
-	// directories that cannot be renamed (repos.go).
-	for _, p := range v.Pins {
-		if err := bindOver(p, false, false); err != nil {
-			return err
-		}
-	}
+	// The repositories below the write roots, read-only whole.
 	for _, p := range v.Repos {
 		if err := bindOver(p, true, true); err != nil {
 			return err
