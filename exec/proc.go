@@ -325,8 +325,10 @@ func (c *capture) abort() {
 // toolchainRoots are the directories below the home directory that hold a
 // toolchain, by the first element of a program's path below home: the
 // directory itself, or for version managers the version's own directory
-// (~/.nvm/versions/node/v22.1.0), plus the roots it runs programs from
-// (cargo's proxies run rustup's toolchains).
+// (~/.nvm/versions/node/v22.1.0), or below ~/.local the directory of
+// programs (~/.local/bin) or the application's (~/.local/share/pipx),
+// plus the roots it runs programs from (cargo's proxies run rustup's
+// toolchains).
 func toolchainRoots(home, program string) []string {
 	rel, err := filepath.Rel(home, program)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "../") || !strings.Contains(rel, "/") {
@@ -339,6 +341,20 @@ func toolchainRoots(home, program string) []string {
 		root = filepath.Join(home, ".nvm", "versions", parts[2], parts[3])
 	case parts[0] == ".cargo":
 		return []string{root, filepath.Join(home, ".rustup")}
+	case parts[0] == ".local":
+		// Not a toolchain: ~/.local/share is the user's data (keys,
+		// keyrings, container volumes), masked only toolchainDepth
+		// levels deep. The root is the directory of programs it holds
+		// (~/.local/bin, ~/.local/lib), or the application's own below
+		// share (~/.local/share/pipx, whose venvs ~/.local/bin links to).
+		switch {
+		case len(parts) > 3 && parts[1] == "share":
+			root = filepath.Join(home, ".local", "share", parts[2])
+		case len(parts) > 2 && parts[1] != "share":
+			root = filepath.Join(home, ".local", parts[1])
+		default:
+			root = program
+		}
 	}
 	return []string{root}
 }

@@ -419,11 +419,12 @@ func TestShellToolchainUnderHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
-	tool := filepath.Join(home, ".local", "bin", "mytool")
-	writeFile(t, tool, "#!/bin/sh\necho tool ran\ncat "+filepath.Join(home, ".local", "share", "data.txt")+" "+
-		filepath.Join(home, ".local", ".netrc")+"\ncat "+filepath.Join(home, "outside.txt")+"\n", 0o755)
-	writeFile(t, filepath.Join(home, ".local", "share", "data.txt"), allowed+"\n", 0o644)
-	writeFile(t, filepath.Join(home, ".local", ".netrc"), canary+"\n", 0o600)
+	app := filepath.Join(home, ".local", "share", "mytool")
+	tool := filepath.Join(app, "bin", "mytool")
+	writeFile(t, tool, "#!/bin/sh\necho tool ran\ncat "+filepath.Join(app, "share", "data.txt")+" "+
+		filepath.Join(app, ".netrc")+"\ncat "+filepath.Join(home, "outside.txt")+"\n", 0o755)
+	writeFile(t, filepath.Join(app, "share", "data.txt"), allowed+"\n", 0o644)
+	writeFile(t, filepath.Join(app, ".netrc"), canary+"\n", 0o600)
 	writeFile(t, filepath.Join(home, "outside.txt"), canary+" outside the toolchain\n", 0o644)
 	c := checker{}
 	r := newRunner(t, Options{Checker: pathChecker{c, []string{filepath.Dir(tool)}}, ReadRoots: []string{proj}, WriteRoots: []string{proj},
@@ -438,7 +439,7 @@ func TestShellToolchainUnderHome(t *testing.T) {
 	if strings.Contains(res.Stdout+res.Stderr, canary) {
 		t.Errorf("a denied file or a file outside the toolchain root was read: %+v", res)
 	}
-	if want := []string{filepath.Join(home, ".local")}; !slices.Equal(res.Toolchains, want) {
+	if want := []string{app}; !slices.Equal(res.Toolchains, want) {
 		t.Errorf("toolchains %v, want %v", res.Toolchains, want)
 	}
 	// Under Landlock alone there is no grant: nothing would mask .netrc.
@@ -944,11 +945,12 @@ func TestShellToolchainUnderHomeBelowTmp(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
-	tool := filepath.Join(home, ".local", "bin", "hometool")
-	writeFile(t, tool, "#!/bin/sh\necho tool ran\ncat "+filepath.Join(home, ".local", "share", "data.txt")+" "+
-		filepath.Join(home, ".local", ".netrc")+"\ncat "+filepath.Join(home, "outside.txt")+"\n", 0o755)
-	writeFile(t, filepath.Join(home, ".local", "share", "data.txt"), allowed+"\n", 0o644)
-	writeFile(t, filepath.Join(home, ".local", ".netrc"), canary+"\n", 0o600)
+	app := filepath.Join(home, ".local", "share", "hometool")
+	tool := filepath.Join(app, "bin", "hometool")
+	writeFile(t, tool, "#!/bin/sh\necho tool ran\ncat "+filepath.Join(app, "share", "data.txt")+" "+
+		filepath.Join(app, ".netrc")+"\ncat "+filepath.Join(home, "outside.txt")+"\n", 0o755)
+	writeFile(t, filepath.Join(app, "share", "data.txt"), allowed+"\n", 0o644)
+	writeFile(t, filepath.Join(app, ".netrc"), canary+"\n", 0o600)
 	writeFile(t, filepath.Join(home, "outside.txt"), canary+" outside the toolchain\n", 0o644)
 	r := newRunner(t, Options{Checker: pathChecker{checker{}, []string{filepath.Dir(tool)}}, ReadRoots: []string{proj},
 		WriteRoots: []string{proj}, Home: home, Deny: []string{"**/.netrc"}})
@@ -962,7 +964,7 @@ func TestShellToolchainUnderHomeBelowTmp(t *testing.T) {
 	if strings.Contains(res.Stdout+res.Stderr, canary) {
 		t.Errorf("a denied file or a file outside the toolchain root was read: %+v", res)
 	}
-	if want := []string{filepath.Join(home, ".local")}; !slices.Equal(res.Toolchains, want) {
+	if want := []string{app}; !slices.Equal(res.Toolchains, want) {
 		t.Errorf("toolchains %v, want %v", res.Toolchains, want)
 	}
 }

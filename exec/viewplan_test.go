@@ -64,7 +64,11 @@ func TestToolchainOf(t *testing.T) {
 	for program, want := range map[string][]string{
 		"/home/u/.cargo/bin/cargo":                {"/home/u/.cargo", "/home/u/.rustup"},
 		"/home/u/.pyenv/shims/python3":            {"/home/u/.pyenv"},
-		"/home/other/.local/bin/tool":             {"/home/other/.local"},
+		"/home/other/.local/bin/tool":             {"/home/other/.local/bin"},
+		"/home/u/.local/share/pipx/venvs/x/bin/x": {"/home/u/.local/share/pipx"},
+		"/home/u/.local/lib/python3/x":            {"/home/u/.local/lib"},
+		"/home/u/.local/share/x":                  {"/home/u/.local/share/x"},
+		"/home/u/.local/x":                        {"/home/u/.local/x"},
 		"/root/.pyenv/shims/python3":              {"/root/.pyenv"},
 		"/work/tools/bin/x":                       {"/work/tools"},
 		"/work/x":                                 {"/work/x"},

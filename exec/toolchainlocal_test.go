@@ -1,0 +1,43 @@
+package exec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scopegate/scopegate/policy"
+)
+
+// TestShellLocalBinShowsNoDataHome puts ~/.local/bin on the trusted PATH
+// of a scope reading the whole system: the view shows the programs there,
+// not the rest of ~/.local, whose share directory is the user's data
+// (mkcert's CA key, a container volume's .env) and was masked only two
+// levels deep.
+func TestShellLocalBinShowsNoDataHome(t *testing.T) {
+	requireNamespaces(t)
+	proj := viewFixture(t)
+	home, err := os.MkdirTemp("/var/tmp", "scopegate-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	bin := filepath.Join(home, ".local", "bin")
+	writeFile(t, filepath.Join(bin, "mytool"), "#!/bin/sh\necho tool ran\n", 0o755)
+	key := filepath.Join(home, ".local", "share", "mkcert", "rootCA-key.pem")
+	vol := filepath.Join(home, ".local", "share", "containers", "storage", "volumes", "db", "_data", ".env")
+	writeFile(t, key, canary+"\n", 0o600)
+	writeFile(t, vol, "TOKEN="+canary+"\n", 0o600)
+	r := newRunner(t, Options{Checker: pathChecker{checker{}, append([]string{bin}, checker{}.TrustedPath()...)},
+		ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Home: home, Deny: []string{"**/.env", "**/*.pem"}})
+	res, err := run(t, r, policy.ToolShell, shellArgs("mytool; /bin/sh -c 'cat "+key+" "+vol+"'"), proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Stdout, "tool ran") {
+		t.Errorf("the program of ~/.local/bin did not run: %+v", res)
+	}
+	if out := res.Stdout + res.Stderr; strings.Contains(out, canary) {
+		t.Errorf("a denied file of ~/.local/share was read:\n%s", out)
+	}
+}
