@@ -381,9 +381,14 @@ func maskAll(paths []string) error {
 	if err != nil {
 		return fmt.Errorf("make mask file: %w", err)
 	}
+	var mst unix.Stat_t
+	err = unix.Fstat(fd, &mst)
 	unix.Close(fd)
+	if err != nil {
+		return fmt.Errorf("stat mask file: %w", err)
+	}
 	for _, p := range paths {
-		if err := mask(p, empty); err != nil {
+		if err := mask(p, empty, &mst); err != nil {
 			return fmt.Errorf("mask %s: %w", p, err)
 		}
 	}
@@ -395,7 +400,12 @@ func maskAll(paths []string) error {
 
 const maskAttrs = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
 
-func mask(path, empty string) error {
+// mask hides path behind an empty read-only file (empty, whose stat is
+// mst) or directory. A path masked already, under this name or another
+// (a link on the way, a tree named twice), is left as it is: a second
+// mask bound over the first would make the mask file a mount point,
+// which cannot be removed.
+func mask(path, empty string, mst *unix.Stat_t) error {
 	tfd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -407,6 +417,9 @@ func mask(path, empty string) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(tfd, &st); err != nil {
 		return err
+	}
+	if st.Dev == mst.Dev && st.Ino == mst.Ino {
+		return nil
 	}
 	var mfd int
 	switch st.Mode & unix.S_IFMT {
