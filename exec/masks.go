@@ -21,6 +21,7 @@ import (
 func hostSecrets() []string {
 	return []string{
 		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+		"/var/backups/*shadow*", // Debian's daily copies: shadow.bak, gshadow.bak
 		"/etc/security/opasswd",
 		"/etc/ssh/*_key", "/etc/ssh/*_key-cert.pub",
 		"/etc/sudoers", "/etc/sudoers.d",

@@ -41,8 +41,11 @@ func systemTops() []string {
 }
 
 // userVarDirs are the directories below /var that hold users' files, not
-// the system's: hidden like the home directories.
-func userVarDirs() []string { return []string{"/var/tmp", "/var/home", "/var/www"} }
+// the system's: hidden like the home directories. The mailboxes are each
+// user's own file.
+func userVarDirs() []string {
+	return []string{"/var/tmp", "/var/home", "/var/www", "/var/mail", "/var/spool/mail"}
+}
 
 // homeConfig are the files and directories of the home directory (globs)
 // that programs read to behave as they do for the user: git's and Go's
