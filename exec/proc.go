@@ -326,7 +326,8 @@ func (c *capture) abort() {
 // toolchain, by the first element of a program's path below home: the
 // directory itself, or for version managers the version's own directory
 // (~/.nvm/versions/node/v22.1.0), or below ~/.local the directory of
-// programs (~/.local/bin) or the application's (~/.local/share/pipx),
+// programs (~/.local/bin) or the application's (~/.local/share/pipx), and
+// below ~/.config the application's (~/.config/composer),
 // plus the roots it runs programs from (cargo's proxies run rustup's
 // toolchains).
 func toolchainRoots(home, program string) []string {
@@ -354,6 +355,13 @@ func toolchainRoots(home, program string) []string {
 			root = filepath.Join(home, ".local", parts[1])
 		default:
 			root = program
+		}
+	case parts[0] == ".config":
+		// Nor is ~/.config, the user's settings and tokens: the root is
+		// the application's directory (composer's vendor/bin lies there).
+		root = program
+		if len(parts) > 2 {
+			root = filepath.Join(home, ".config", parts[1])
 		}
 	}
 	return []string{root}

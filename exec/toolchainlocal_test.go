@@ -9,11 +9,12 @@ import (
 	"github.com/scopegate/scopegate/policy"
 )
 
-// TestShellLocalBinShowsNoDataHome puts ~/.local/bin on the trusted PATH
-// of a scope reading the whole system: the view shows the programs there,
-// not the rest of ~/.local, whose share directory is the user's data
-// (mkcert's CA key, a container volume's .env) and was masked only two
-// levels deep.
+// TestShellLocalBinShowsNoDataHome puts ~/.local/bin and composer's
+// ~/.config/composer/vendor/bin on the trusted PATH of a scope reading the
+// whole system: the view shows the programs there, not the rest of
+// ~/.local, whose share directory is the user's data (mkcert's CA key, a
+// container volume's .env), nor the rest of ~/.config, both masked only
+// two levels deep.
 func TestShellLocalBinShowsNoDataHome(t *testing.T) {
 	requireNamespaces(t)
 	proj := viewFixture(t)
@@ -28,13 +29,18 @@ func TestShellLocalBinShowsNoDataHome(t *testing.T) {
 	vol := filepath.Join(home, ".local", "share", "containers", "storage", "volumes", "db", "_data", ".env")
 	writeFile(t, key, canary+"\n", 0o600)
 	writeFile(t, vol, "TOKEN="+canary+"\n", 0o600)
-	r := newRunner(t, Options{Checker: pathChecker{checker{}, append([]string{bin}, checker{}.TrustedPath()...)},
+	// composer's global programs, below the user's settings.
+	composer := filepath.Join(home, ".config", "composer", "vendor", "bin")
+	writeFile(t, filepath.Join(composer, "phptool"), "#!/bin/sh\necho php ran\n", 0o755)
+	token := filepath.Join(home, ".config", "app", "profiles", "work", ".env")
+	writeFile(t, token, "TOKEN="+canary+"\n", 0o600)
+	r := newRunner(t, Options{Checker: pathChecker{checker{}, append([]string{bin, composer}, checker{}.TrustedPath()...)},
 		ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Home: home, Deny: []string{"**/.env", "**/*.pem"}})
-	res, err := run(t, r, policy.ToolShell, shellArgs("mytool; /bin/sh -c 'cat "+key+" "+vol+"'"), proj)
+	res, err := run(t, r, policy.ToolShell, shellArgs("mytool; phptool; /bin/sh -c 'cat "+key+" "+vol+" "+token+"'"), proj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Stdout, "tool ran") {
+	if !strings.Contains(res.Stdout, "tool ran") || !strings.Contains(res.Stdout, "php ran") {
 		t.Errorf("the program of ~/.local/bin did not run: %+v", res)
 	}
 	if out := res.Stdout + res.Stderr; strings.Contains(out, canary) {

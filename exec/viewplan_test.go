@@ -69,6 +69,8 @@ func TestToolchainOf(t *testing.T) {
 		"/home/u/.local/lib/python3/x":            {"/home/u/.local/lib"},
 		"/home/u/.local/share/x":                  {"/home/u/.local/share/x"},
 		"/home/u/.local/x":                        {"/home/u/.local/x"},
+		"/home/u/.config/composer/vendor/bin/x":   {"/home/u/.config/composer"},
+		"/home/u/.config/x":                       {"/home/u/.config/x"},
 		"/root/.pyenv/shims/python3":              {"/root/.pyenv"},
 		"/work/tools/bin/x":                       {"/work/tools"},
 		"/work/x":                                 {"/work/x"},
