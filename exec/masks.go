@@ -16,7 +16,7 @@ import (
 
 // hostSecrets are the host files masked in every private view whatever
 // the scope says: password and group hashes, ssh host keys, sudo rules,
-// TLS and Kerberos keys, stored network and VPN secrets. Globs are
+// TLS and Kerberos keys, stored network and VPN secrets, the terminals. Globs are
 // expanded when a call starts; a directory is masked whole.
 func hostSecrets() []string {
 	return []string{
@@ -31,6 +31,11 @@ func hostSecrets() []string {
 		"/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets", "/etc/ipsec.secrets",
 		"/etc/letsencrypt/archive", "/etc/letsencrypt/keys",
 		"/etc/docker/key.json",
+		// The user's other terminals and the console: what is typed
+		// there (a password) is read by any program that may read them,
+		// which a scope reading /** may. No program of a view can
+		// open /dev/ptmx anyway (Landlock).
+		"/dev/pts", "/dev/console",
 	}
 }
 

@@ -69,6 +69,9 @@ func hostSecretLines(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	for _, p := range hostSecretPaths() {
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			continue // a directory, a terminal
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue
