@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,11 +17,7 @@ import (
 func TestShellLocalBinShowsNoDataHome(t *testing.T) {
 	requireNamespaces(t)
 	proj := viewFixture(t)
-	home, err := os.MkdirTemp("/var/tmp", "scopegate-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	home := homeOutsideTmp(t)
 	bin := filepath.Join(home, ".local", "bin")
 	writeFile(t, filepath.Join(bin, "mytool"), "#!/bin/sh\necho tool ran\n", 0o755)
 	key := filepath.Join(home, ".local", "share", "mkcert", "rootCA-key.pem")

@@ -63,6 +63,18 @@ func viewFixture(t *testing.T) string {
 	return proj
 }
 
+// homeOutsideTmp is a fresh home directory outside /tmp, which the view
+// replaces (below /tmp a home is the private /tmp's business).
+func homeOutsideTmp(t *testing.T) string {
+	t.Helper()
+	home, err := os.MkdirTemp("/var/tmp", "scopegate-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	return home
+}
+
 // hostSecretLines are lines of the host's secret files this process can
 // read (all of them as root): none may reach a program.
 func hostSecretLines(t *testing.T) []string {
@@ -347,12 +359,7 @@ func TestShellLandlockFallback(t *testing.T) {
 func TestShellPrivateViewWholeSystemRead(t *testing.T) {
 	requireNamespaces(t)
 	proj := viewFixture(t)
-	// The home directory lies outside /tmp, which the view replaces.
-	home, err := os.MkdirTemp("/var/tmp", "scopegate-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	home := homeOutsideTmp(t)
 	other := filepath.Join(home, "code", "a", "b", "c")
 	writeFile(t, filepath.Join(home, ".ssh", "id_ed25519"), canary+"\n", 0o600)
 	writeFile(t, filepath.Join(home, ".config", "gh", "hosts.yml"), "oauth_token: "+canary+"\n", 0o600)

@@ -15,11 +15,7 @@ import (
 // it, and the program runs.
 func TestShellProjectRootThroughLink(t *testing.T) {
 	requireNamespaces(t)
-	home, err := os.MkdirTemp("/var/tmp", "scopegate-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	home := homeOutsideTmp(t)
 	proj := filepath.Join(home, "proj")
 	writeFile(t, filepath.Join(proj, ".env"), "TOKEN="+canary+"\n", 0o644)
 	writeFile(t, filepath.Join(proj, "ok.txt"), allowed+"\n", 0o644)
