@@ -327,7 +327,8 @@ func (c *capture) abort() {
 // directory itself, or for version managers the version's own directory
 // (~/.nvm/versions/node/v22.1.0), or below ~/.local the directory of
 // programs (~/.local/bin) or the application's (~/.local/share/pipx), and
-// below ~/.config the application's (~/.config/composer),
+// below ~/.config the application's (~/.config/composer), below ~/go its
+// bin and pkg (not src, the checkouts of other projects),
 // plus the roots it runs programs from (cargo's proxies run rustup's
 // toolchains).
 func toolchainRoots(home, program string) []string {
@@ -356,6 +357,14 @@ func toolchainRoots(home, program string) []string {
 		default:
 			root = program
 		}
+	case parts[0] == "go" && len(parts) > 2:
+		// GOPATH: its src holds checkouts of other projects (their .env
+		// deep below), not the toolchain: bin, and pkg, Go's module
+		// cache, which its programs (gopls) read.
+		if parts[1] != "bin" {
+			return []string{filepath.Join(home, "go", parts[1])}
+		}
+		return []string{filepath.Join(home, "go", "bin"), filepath.Join(home, "go", "pkg")}
 	case parts[0] == ".config":
 		// Nor is ~/.config, the user's settings and tokens: the root is
 		// the application's directory (composer's vendor/bin lies there).

@@ -8,11 +8,12 @@ import (
 	"github.com/scopegate/scopegate/policy"
 )
 
-// TestShellLocalBinShowsNoDataHome puts ~/.local/bin and composer's
-// ~/.config/composer/vendor/bin on the trusted PATH of a scope reading the
-// whole system: the view shows the programs there, not the rest of
-// ~/.local, whose share directory is the user's data (mkcert's CA key, a
-// container volume's .env), nor the rest of ~/.config, both masked only
+// TestShellLocalBinShowsNoDataHome puts ~/.local/bin, composer's
+// ~/.config/composer/vendor/bin and ~/go/bin on the trusted PATH of a
+// scope reading the whole system: the view shows the programs there, not
+// the rest of ~/.local, whose share directory is the user's data
+// (mkcert's CA key, a container volume's .env), nor the rest of
+// ~/.config, nor GOPATH's checkouts of other projects, all masked only
 // two levels deep.
 func TestShellLocalBinShowsNoDataHome(t *testing.T) {
 	requireNamespaces(t)
@@ -29,13 +30,18 @@ func TestShellLocalBinShowsNoDataHome(t *testing.T) {
 	writeFile(t, filepath.Join(composer, "phptool"), "#!/bin/sh\necho php ran\n", 0o755)
 	token := filepath.Join(home, ".config", "app", "profiles", "work", ".env")
 	writeFile(t, token, "TOKEN="+canary+"\n", 0o600)
-	r := newRunner(t, Options{Checker: pathChecker{checker{}, append([]string{bin, composer}, checker{}.TrustedPath()...)},
+	// Go's programs, beside GOPATH's checkouts of other projects.
+	gobin := filepath.Join(home, "go", "bin")
+	writeFile(t, filepath.Join(gobin, "gotool"), "#!/bin/sh\necho go ran\n", 0o755)
+	checkout := filepath.Join(home, "go", "src", "github.com", "me", "api", ".env")
+	writeFile(t, checkout, "TOKEN="+canary+"\n", 0o600)
+	r := newRunner(t, Options{Checker: pathChecker{checker{}, append([]string{bin, composer, gobin}, checker{}.TrustedPath()...)},
 		ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Home: home, Deny: []string{"**/.env", "**/*.pem"}})
-	res, err := run(t, r, policy.ToolShell, shellArgs("mytool; phptool; /bin/sh -c 'cat "+key+" "+vol+" "+token+"'"), proj)
+	res, err := run(t, r, policy.ToolShell, shellArgs("mytool; phptool; gotool; /bin/sh -c 'cat "+key+" "+vol+" "+token+" "+checkout+"'"), proj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Stdout, "tool ran") || !strings.Contains(res.Stdout, "php ran") {
+	if !strings.Contains(res.Stdout, "tool ran") || !strings.Contains(res.Stdout, "php ran") || !strings.Contains(res.Stdout, "go ran") {
 		t.Errorf("the program of ~/.local/bin did not run: %+v", res)
 	}
 	if out := res.Stdout + res.Stderr; strings.Contains(out, canary) {

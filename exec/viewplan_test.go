@@ -71,6 +71,8 @@ func TestToolchainOf(t *testing.T) {
 		"/home/u/.local/x":                        {"/home/u/.local/x"},
 		"/home/u/.config/composer/vendor/bin/x":   {"/home/u/.config/composer"},
 		"/home/u/.config/x":                       {"/home/u/.config/x"},
+		"/home/u/go/bin/gopls":                    {"/home/u/go/bin", "/home/u/go/pkg"},
+		"/home/u/go/src/x/main":                   {"/home/u/go/src"},
 		"/root/.pyenv/shims/python3":              {"/root/.pyenv"},
 		"/work/tools/bin/x":                       {"/work/tools"},
 		"/work/x":                                 {"/work/x"},
