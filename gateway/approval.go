@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/sessions"
 )
 
 // The answers to an offer (CONTRACT §9), also the answer label of
@@ -135,7 +136,7 @@ func offerable(d policy.Decision, call policy.Call) []policy.Widening {
 	if len(ws) == 0 {
 		return nil
 	}
-	if _, err := expansionOf(ws); err != nil {
+	if _, err := sessions.ExpansionOf(ws...); err != nil {
 		return nil
 	}
 	if unworkable(ws, call) != "" {
@@ -186,7 +187,7 @@ func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec dec
 			return granted, ap
 		}
 	case AnswerSession:
-		x, _ := expansionOf(ws)
+		x, _ := sessions.ExpansionOf(ws...)
 		res, err := g.expandScope(ctx, b.dir, func() string { return b.meta().root }, x, ap.channel)
 		if err != nil {
 			g.opts.Warn(fmt.Sprintf("approval of %s: %v", callID, err))

@@ -184,12 +184,12 @@ func (c *checker) allowEntries(p *parsed, prog program) allowEntries {
 		if err != nil {
 			trusted = "none: " + err.Error()
 		}
-		w := Widening{Flag: "--allow-command", Value: prog.path}
+		w := Widening{Flag: WidenCommand, Value: prog.path}
 		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: prog.path, Rule: "shell_commands.allow", Widen: []Widening{w},
 			Message: fmt.Sprintf("%s names a program by path; shell_commands.allow allows %s by name, which is the %s of the trusted PATH (%s), and this is another file; run %s by name, or the user can allow this file with: %s",
 				prog.word, prog.base, prog.base, trusted, prog.base, ExpandHint(w))})
 	default:
-		w := Widening{Flag: "--allow-command", Value: allowHint(prog.base, p)}
+		w := Widening{Flag: WidenCommand, Value: allowHint(prog.base, p)}
 		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: prog.base, Rule: "shell_commands.allow", Widen: []Widening{w},
 			Message: fmt.Sprintf("%s is not in shell_commands.allow of this session's scope; the user can allow it with: %s", prog.base, ExpandHint(w))})
 	}

@@ -33,6 +33,50 @@ type Expansion struct {
 	Network string
 }
 
+// ExpansionOf is the scope expansion that applies widenings: the one
+// mapping from a [policy.WidenFlag] to the list of scope.yml it adds to.
+// What cannot be applied is an error, and then nothing is: a blank value,
+// a relative path pattern, a host or socket entry a scope would refuse,
+// and --network, which widens the whole network only through scope expand
+// --network any, never through a grant or a suggestion.
+func ExpansionOf(ws ...policy.Widening) (Expansion, error) {
+	var x Expansion
+	for _, w := range ws {
+		var list *[]string
+		switch w.Flag {
+		case policy.WidenRead:
+			list = &x.Read
+		case policy.WidenWrite:
+			list = &x.Write
+		case policy.WidenCommand:
+			list = &x.AllowCommands
+		case policy.WidenRoamSubdirectory:
+			list = &x.RoamSubdirectories
+		case policy.WidenRoamTag:
+			list = &x.RoamTags
+		case policy.WidenRoamNodeID:
+			list = &x.RoamNodeIDs
+		case policy.WidenHost:
+			if err := policy.ValidateHostEntry(w.Value); err != nil {
+				return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied: %v", ErrInvalidExpansion, w.Flag, w.Value, err)
+			}
+			list = &x.AllowHosts
+		case policy.WidenSocket:
+			if err := policy.ValidateSocketPath(w.Value); err != nil {
+				return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied: %v", ErrInvalidExpansion, w.Flag, w.Value, err)
+			}
+			list = &x.AllowSockets
+		default:
+			return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied", ErrInvalidExpansion, w.Flag, w.Value)
+		}
+		if strings.TrimSpace(w.Value) == "" || w.Flag.IsPath() && !filepath.IsAbs(w.Value) {
+			return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied", ErrInvalidExpansion, w.Flag, w.Value)
+		}
+		*list = append(*list, w.Value)
+	}
+	return x, nil
+}
+
 // target is one list of scope.yml an expansion can add to.
 type target struct {
 	section, key string
