@@ -262,7 +262,7 @@ func startView(cmd *osexec.Cmd, v *view) (*viewConn, error) {
 		vc.close()
 		return nil, fmt.Errorf("make view pipe: %w", err)
 	}
-	if network == viewNetProxy {
+	if network == NetworkProxy {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			vc.close()

@@ -43,7 +43,7 @@ func (g *Gateway) expandScope(ctx context.Context, branchDir string, root func()
 		"org_roam_patterns.node_ids": x.RoamNodeIDs, "network": x.AllowHosts,
 	}
 	if x.Network != "" {
-		lists["network"] = []string{x.Network}
+		lists["network"] = []string{x.Network.String()}
 	}
 	for _, p := range x.AllowSockets {
 		lists["network"] = append(slices.Clip(lists["network"]), policy.SocketEntry(p))

@@ -137,7 +137,7 @@ func widenDocument(doc policy.Document, x sessions.Expansion) policy.Document {
 		case policy.NetworkList:
 			entries = doc.Network.Hosts
 		case policy.NetworkAny:
-			entries = []string{policy.NetworkAny}
+			entries = []string{policy.NetworkAny.String()}
 		}
 		for _, p := range x.AllowSockets {
 			entries = add(entries, []string{policy.SocketEntry(p)})

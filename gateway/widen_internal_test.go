@@ -17,7 +17,7 @@ func TestWidenDocumentHosts(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   policy.NetworkRules
-		mode string
+		mode policy.NetworkMode
 		want []string
 	}{
 		{"none", policy.NetworkRules{}, policy.NetworkList, []string{"example.com:8443"}},
@@ -59,7 +59,7 @@ func TestWidenDocumentSockets(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   policy.NetworkRules
-		mode string
+		mode policy.NetworkMode
 	}{
 		{"none", policy.NetworkRules{}, policy.NetworkNone},
 		{"list", policy.NetworkRules{Mode: policy.NetworkList, Hosts: []string{"github.com"}}, policy.NetworkList},

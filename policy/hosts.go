@@ -69,7 +69,7 @@ func (c *checker) anyHost(what string) {
 	if c.s.net.Mode() == NetworkAny {
 		return
 	}
-	w := Widening{Flag: WidenNetwork, Value: NetworkAny}
+	w := Widening{Flag: WidenNetwork, Value: NetworkAny.String()}
 	c.add(Violation{Reason: ReasonHostNotInScope, Resource: anyDest, Rule: ruleNetwork, Widen: []Widening{w},
 		Message: fmt.Sprintf("%s any host the remote side asks for (a SOCKS proxy), which only network: any allows; the user can allow it with: %s", what, ExpandHint(w))})
 }

@@ -29,8 +29,9 @@ type Expansion struct {
 	// network list as unix: entries; a scope with network: any becomes
 	// the list [any, unix:…].
 	AllowSockets []string
-	// Network is "any" to make the network unrestricted, else "".
-	Network string
+	// Network is policy.NetworkAny to make the network unrestricted, else
+	// "".
+	Network policy.NetworkMode
 }
 
 // ExpansionOf is the scope expansion that applies widenings: the one
@@ -342,6 +343,7 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 	if len(add.AllowHosts) == 0 && len(add.AllowSockets) == 0 && add.Network == "" {
 		return nil
 	}
+	anyWord := policy.NetworkAny.String() // the mode, and an entry of a list
 	var key, v *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value == "network" {
@@ -349,12 +351,12 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 		}
 	}
 	if v == nil {
-		key, v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "network"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkNone}
+		key, v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "network"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkNone.String()}
 		root.Content = append(root.Content, key, v)
 	}
-	anyScalar := v.Kind == yaml.ScalarNode && v.Value == policy.NetworkAny && !isNull(v)
+	anyScalar := v.Kind == yaml.ScalarNode && v.Value == anyWord && !isNull(v)
 	if add.Network == policy.NetworkAny && !anyScalar && !namesSockets(v) {
-		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkAny, HeadComment: v.HeadComment, LineComment: v.LineComment, FootComment: v.FootComment}
+		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: anyWord, HeadComment: v.HeadComment, LineComment: v.LineComment, FootComment: v.FootComment}
 		added["network"]++
 		anyScalar = true
 	}
@@ -369,7 +371,7 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 		}
 		*v = yaml.Node{Kind: yaml.SequenceNode, HeadComment: v.HeadComment, FootComment: v.FootComment}
 		if anyScalar {
-			v.Content = append(v.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkAny})
+			v.Content = append(v.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: anyWord})
 		}
 	}
 	if v.Kind != yaml.SequenceNode {
@@ -382,13 +384,13 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 		}
 		return n
 	}
-	if add.Network == policy.NetworkAny && !hasScalar(v, policy.NetworkAny) {
+	if add.Network == policy.NetworkAny && !hasScalar(v, anyWord) {
 		// A list that names sockets: they stay, with every host.
-		v.Content = append([]*yaml.Node{entry(policy.NetworkAny)}, v.Content...)
+		v.Content = append([]*yaml.Node{entry(anyWord)}, v.Content...)
 		added["network"]++
 	}
 	var entries []string
-	if !hasScalar(v, policy.NetworkAny) {
+	if !hasScalar(v, anyWord) {
 		entries = append(entries, add.AllowHosts...)
 	}
 	for _, p := range add.AllowSockets {

@@ -196,7 +196,7 @@ func TestExpandNetwork(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := os.ReadFile(path)
-			if res.Scope.Network.Mode != tt.mode || !slices.Equal(res.Scope.Network.Hosts, tt.hosts) {
+			if res.Scope.Network.Mode.String() != tt.mode || !slices.Equal(res.Scope.Network.Hosts, tt.hosts) {
 				t.Errorf("network = %+v, want %s %v\n%s", res.Scope.Network, tt.mode, tt.hosts, got)
 			}
 			if res.Added["network"] != tt.added {

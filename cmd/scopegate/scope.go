@@ -129,7 +129,7 @@ func addExpandFlags(f *pflag.FlagSet, add *sessions.Expansion) {
 	f.StringArrayVar(&add.RoamTags, "roam-tag", nil, "org-roam tag")
 	f.StringArrayVar(&add.AllowHosts, "allow-host", nil, "network entry to allow: HOST, .DOMAIN or HOST:PORT")
 	f.StringArrayVar(&add.AllowSockets, "allow-socket", nil, "host unix socket to allow, by absolute path (a unix: network entry)")
-	f.StringVar(&add.Network, "network", "", "any: make the network unrestricted")
+	f.StringVar((*string)(&add.Network), "network", "", "any: make the network unrestricted")
 	f.StringArrayVar(&add.RoamNodeIDs, "roam-node-id", nil, "org-roam node id")
 }
 

@@ -16,11 +16,3 @@ type Conn struct {
 	// "network" when no entry did.
 	Rule string `json:"rule,omitempty"`
 }
-
-// The modes of a shell call's network, as its result names them
-// (CONTRACT §3): what was really applied.
-const (
-	ModeNone  = "none"  // a namespace with no way out
-	ModeProxy = "proxy" // only the listed hosts, through scopegate's proxies
-	ModeHost  = "host"  // the host's network (network: any)
-)
