@@ -225,7 +225,7 @@ func (s *Scope) decide(call Call, env Env) []Violation {
 		if vs != nil {
 			return vs
 		}
-		c := &checker{s: s, env: env, seen: map[string]bool{}}
+		c := newChecker(s, env)
 		o := walkOpts{hidden: true, follow: true, rooted: true}
 		if a.Include != "" {
 			o.filters = []walkFilter{{glob: a.Include, include: true, files: true}}
