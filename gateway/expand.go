@@ -56,7 +56,7 @@ func (g *Gateway) expandScope(ctx context.Context, branchDir string, root func()
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if len(lists[k]) > 0 && res.Added[k] > 0 {
+		if len(lists[k]) > 0 && len(res.Added[k]) > 0 {
 			args[k] = lists[k]
 			summary = append(summary, k+" += "+strings.Join(lists[k], ", "))
 		}

@@ -115,11 +115,35 @@ type Expanded struct {
 	// Scope is the resulting scope; Data the resulting scope.yml.
 	Scope policy.Document
 	Data  []byte
-	// Added counts the new entries per list, keyed "paths.read" etc.;
+	// Added are the new entries per list, keyed "paths.read" etc. (the
+	// network section is "network", any included), in the order written;
 	// empty when nothing changed (and the file was not rewritten).
-	Added map[string]int
+	Added map[string][]string
 	// Expansion is what was asked for, relative patterns anchored.
 	Expansion Expansion
+}
+
+// AddedEntry is one entry an expansion added to scope.yml: its list
+// ("paths.read", "shell_commands.allow", "network"…) and its value.
+type AddedEntry struct {
+	List, Value string
+}
+
+// Entries are the entries added, list by list in the order of the
+// sections of scope.yml (the network last), each list in the order
+// written.
+func (r Expanded) Entries() []AddedEntry {
+	var out []AddedEntry
+	lists := make([]string, 0, len(r.Added))
+	for _, t := range r.Expansion.targets() {
+		lists = append(lists, t.section+"."+t.key)
+	}
+	for _, l := range append(lists, "network") {
+		for _, v := range r.Added[l] {
+			out = append(out, AddedEntry{List: l, Value: v})
+		}
+	}
+	return out
 }
 
 // ExpandScope adds the expansion to the branch's scope.yml under the
@@ -263,7 +287,7 @@ func checkValue(v string) error {
 
 // expandYAML appends the expansion's missing entries to the YAML tree of
 // data and re-encodes it.
-func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
+func expandYAML(data []byte, add Expansion) ([]byte, map[string][]string, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, nil, err
@@ -290,7 +314,7 @@ func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
 	if root.Style&yaml.FlowStyle != 0 && len(root.Content) == 0 {
 		root.Style = 0 // "{}" grows into block style
 	}
-	added := map[string]int{}
+	added := map[string][]string{}
 	for _, t := range add.targets() {
 		if len(t.values) == 0 {
 			continue
@@ -312,7 +336,7 @@ func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
 				n.Style = yaml.DoubleQuotedStyle
 			}
 			seq.Content = append(seq.Content, n)
-			added[t.section+"."+t.key]++
+			added[t.section+"."+t.key] = append(added[t.section+"."+t.key], v)
 		}
 	}
 	if err := expandNetwork(root, add, added); err != nil {
@@ -338,8 +362,8 @@ func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
 // list of the hosts and sockets; a list grows; any stays any, and becomes
 // the list [any, unix:…] to name sockets (a scalar any names none). A
 // list that names sockets keeps them when it widens to any: any is put
-// first. added["network"] counts the change.
-func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
+// first. added["network"] lists the new entries.
+func expandNetwork(root *yaml.Node, add Expansion, added map[string][]string) error {
 	if len(add.AllowHosts) == 0 && len(add.AllowSockets) == 0 && add.Network == "" {
 		return nil
 	}
@@ -357,7 +381,7 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 	anyScalar := v.Kind == yaml.ScalarNode && v.Value == anyWord && !isNull(v)
 	if add.Network == policy.NetworkAny && !anyScalar && !namesSockets(v) {
 		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: anyWord, HeadComment: v.HeadComment, LineComment: v.LineComment, FootComment: v.FootComment}
-		added["network"]++
+		added["network"] = append(added["network"], anyWord)
 		anyScalar = true
 	}
 	if anyScalar && len(add.AllowSockets) == 0 {
@@ -387,7 +411,7 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 	if add.Network == policy.NetworkAny && !hasScalar(v, anyWord) {
 		// A list that names sockets: they stay, with every host.
 		v.Content = append([]*yaml.Node{entry(anyWord)}, v.Content...)
-		added["network"]++
+		added["network"] = append(added["network"], anyWord)
 	}
 	var entries []string
 	if !hasScalar(v, anyWord) {
@@ -401,7 +425,7 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 			continue
 		}
 		v.Content = append(v.Content, entry(h))
-		added["network"]++
+		added["network"] = append(added["network"], h)
 	}
 	return nil
 }
