@@ -213,7 +213,7 @@ func ExpandScope(ctx context.Context, branchDir string, add Expansion) (Expanded
 		return Expanded{}, fmt.Errorf("%w: %v", ErrInvalidExpansion, err)
 	}
 	if len(added) > 0 {
-		if err := writeFileAtomic(path, out); err != nil {
+		if err := writeFile(path, out); err != nil {
 			return Expanded{}, fmt.Errorf("expand scope: %w", err)
 		}
 	}

@@ -1,0 +1,101 @@
+// Package atomicfile is the one writer of scopegate's own files that are
+// replaced whole: the sessions' YAML files and mode, the in-flight
+// journal, the calls, asks and grants a branch stores, the private view's
+// probe cache and deny index.
+//
+// The rule, for every one of them: the data goes to a temporary file in
+// the target's directory (so that the rename never crosses a filesystem),
+// created mode 0600; it is written whole and closed, then renamed over the
+// target. A reader sees the old file or the new one, never a part of
+// either, and two writers never tear a file: the last rename wins.
+//
+// Durable adds what makes the new file survive a crash: the file is forced
+// to the disk (fsync) before the rename, or the rename may reach the disk
+// before the data and leave an empty file, and the directory after it, or
+// the rename itself may be lost. Files whose reader checks what it reads
+// and copes with its loss (a stored call a crash loses is one exec
+// refused; a cache that fails its check is rebuilt) are written without,
+// on the calls' path; the rest are Durable.
+package atomicfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Options say how a file is written. The zero value writes it atomically,
+// without forcing it to the disk.
+type Options struct {
+	// Durable forces the file and then its directory to the disk (fsync)
+	// before Write returns.
+	Durable bool
+}
+
+// fileMode is the mode of every file written.
+const fileMode = 0o600
+
+// tempMark is in the name of every temporary file, after the target's
+// name: ".NAME.tmp-RANDOM".
+const tempMark = ".tmp-"
+
+// Write replaces path with data, as the package documentation says. The
+// directory must exist. On error the target is left as it was and the
+// temporary file is removed.
+func Write(path string, data []byte, o Options) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempMark+"*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(fileMode); err != nil { // whatever the umask
+		return fail(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if o.Durable {
+		if err := f.Sync(); err != nil {
+			return fail(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if o.Durable {
+		return SyncDir(dir)
+	}
+	return nil
+}
+
+// SyncDir forces a directory's entries to the disk: what makes a rename or
+// a new name in it survive a crash.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// IsTemp reports whether name (a base name) is a temporary file of Write,
+// which a writer that died left behind: a directory's reader skips it.
+func IsTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMark)
+}
