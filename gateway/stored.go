@@ -41,8 +41,8 @@ func validCallID(id string) bool {
 }
 
 // StoreCall writes a decided call under callID in the branch, atomically
-// and readable only by the owner. It is not forced to the disk: a call lost
-// in a crash is one exec refused.
+// and readable only by the owner. It is not Durable (atomicfile): a call
+// lost in a crash is one exec refused.
 func StoreCall(branchDir, callID string, call policy.Call) error {
 	return storeRecord(branchDir, StoredCallsDir, "call", callID, call, false)
 }
@@ -64,7 +64,7 @@ func storeRecord(branchDir, sub, what, callID string, v any, sync bool) error {
 }
 
 // writeStored writes data as dir/name (atomicfile), the directory made
-// 0700; with sync, durably, so that what the answer names survives a
+// 0700; with sync, Durable, so that what the answer names survives a
 // crash.
 func writeStored(dir, name string, data []byte, sync bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {

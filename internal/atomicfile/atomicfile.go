@@ -5,17 +5,18 @@
 //
 // The rule, for every one of them: the data goes to a temporary file in
 // the target's directory (so that the rename never crosses a filesystem),
-// created mode 0600; it is written whole and closed, then renamed over the
-// target. A reader sees the old file or the new one, never a part of
-// either, and two writers never tear a file: the last rename wins.
+// created mode 0600; it is written whole, forced to the disk (fsync) and
+// closed, then renamed over the target. A reader sees the old file or the
+// new one, never a part of either, two writers never tear a file (the last
+// rename wins), and after a crash the target is never a file whose data
+// did not reach the disk (the rename cannot overtake the data).
 //
-// Durable adds what makes the new file survive a crash: the file is forced
-// to the disk (fsync) before the rename, or the rename may reach the disk
-// before the data and leave an empty file, and the directory after it, or
-// the rename itself may be lost. Files whose reader checks what it reads
-// and copes with its loss (a stored call a crash loses is one exec
-// refused; a cache that fails its check is rebuilt) are written without,
-// on the calls' path; the rest are Durable.
+// Durable adds a fsync of the directory after the rename, without which
+// the rename itself may be lost in a crash: a file whose loss would lose
+// something (a session's files, a grant, an ask) is Durable; one whose
+// loss costs a refused call or a walk (a stored call, a cache) or that
+// only has to outlive its process (the in-flight journal) is not, which
+// keeps a fsync off the calls' path.
 package atomicfile
 
 import (
@@ -26,10 +27,10 @@ import (
 )
 
 // Options say how a file is written. The zero value writes it atomically,
-// without forcing it to the disk.
+// its data on the disk before its name.
 type Options struct {
-	// Durable forces the file and then its directory to the disk (fsync)
-	// before Write returns.
+	// Durable also forces the directory to the disk (fsync) after the
+	// rename, before Write returns: the new name survives a crash.
 	Durable bool
 }
 
@@ -61,10 +62,8 @@ func Write(path string, data []byte, o Options) error {
 	if _, err := f.Write(data); err != nil {
 		return fail(err)
 	}
-	if o.Durable {
-		if err := f.Sync(); err != nil {
-			return fail(err)
-		}
+	if err := f.Sync(); err != nil {
+		return fail(err)
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
