@@ -361,15 +361,15 @@ func (j *Journal) read(path string) (Record, error) {
 	return rec, nil
 }
 
-// write replaces the record file (atomicfile). It has to outlive its
-// process (kill -9), not a crash of the host: not Durable, which would put
-// a second fsync on every call's path.
+// write replaces the record file (atomicfile), its data forced to the
+// disk before its name (Sync): not Durable, which would put a second fsync
+// on the path of every call that writes.
 func (j *Journal) write(rec Record) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(j.path(rec.CallID), data, atomicfile.Options{})
+	return atomicfile.Write(j.path(rec.CallID), data, atomicfile.Options{Sync: true})
 }
 
 // validCallID keeps call ids usable as file names.

@@ -5,18 +5,24 @@
 //
 // The rule, for every one of them: the data goes to a temporary file in
 // the target's directory (so that the rename never crosses a filesystem),
-// created mode 0600; it is written whole, forced to the disk (fsync) and
-// closed, then renamed over the target. A reader sees the old file or the
-// new one, never a part of either, two writers never tear a file (the last
-// rename wins), and after a crash the target is never a file whose data
-// did not reach the disk (the rename cannot overtake the data).
+// created mode 0600; it is written whole and closed, then renamed over the
+// target. A reader sees the old file or the new one, never a part of
+// either, and two writers never tear a file: the last rename wins. What a
+// crash of the host may undo is the caller's choice, by two fsyncs:
 //
-// Durable adds a fsync of the directory after the rename, without which
-// the rename itself may be lost in a crash: a file whose loss would lose
-// something (a session's files, a grant, an ask) is Durable; one whose
-// loss costs a refused call or a walk (a stored call, a cache) or that
-// only has to outlive its process (the in-flight journal) is not, which
-// keeps a fsync off the calls' path.
+//   - Sync forces the file's data to the disk before the rename, so that
+//     a name that survives a crash never holds a file whose data did not
+//     (an empty one);
+//   - Durable adds the directory after the rename, so that the name
+//     itself survives.
+//
+// A file whose loss would lose what was promised (a session's files, a
+// grant, an ask) is Durable. The in-flight journal is Sync: its records
+// must outlive their process, and the fsync of the directory on every
+// call's path is not paid for them. A file whose reader checks what it
+// reads and copes with its loss (a stored call a crash loses is one exec
+// refused; a cache that fails its check is rebuilt) gets neither, so that
+// no fsync is on a hook's or a walk's path.
 package atomicfile
 
 import (
@@ -26,11 +32,14 @@ import (
 	"strings"
 )
 
-// Options say how a file is written. The zero value writes it atomically,
-// its data on the disk before its name.
+// Options say what of a write survives a crash of the host (see the
+// package documentation). The zero value writes the file atomically and
+// forces nothing to the disk.
 type Options struct {
-	// Durable also forces the directory to the disk (fsync) after the
-	// rename, before Write returns: the new name survives a crash.
+	// Sync forces the file's data to the disk (fsync) before the rename.
+	Sync bool
+	// Durable forces the file's data before the rename and the directory
+	// after it, before Write returns: the new file survives a crash.
 	Durable bool
 }
 
@@ -62,8 +71,10 @@ func Write(path string, data []byte, o Options) error {
 	if _, err := f.Write(data); err != nil {
 		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
+	if o.Sync || o.Durable {
+		if err := f.Sync(); err != nil {
+			return fail(err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)

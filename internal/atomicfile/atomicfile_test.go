@@ -13,14 +13,14 @@ import (
 )
 
 func TestWrite(t *testing.T) {
-	for _, durable := range []bool{false, true} {
-		t.Run(map[bool]string{false: "atomic", true: "durable"}[durable], func(t *testing.T) {
+	for name, o := range map[string]atomicfile.Options{"atomic": {}, "sync": {Sync: true}, "durable": {Durable: true}} {
+		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "scope.yml")
 			old := syscall.Umask(0o277) // the mode is 0600 whatever the umask
 			defer syscall.Umask(old)
 			for _, data := range []string{"first\n", "second, longer\n", ""} {
-				if err := atomicfile.Write(path, []byte(data), atomicfile.Options{Durable: durable}); err != nil {
+				if err := atomicfile.Write(path, []byte(data), o); err != nil {
 					t.Fatal(err)
 				}
 				got, err := os.ReadFile(path)
