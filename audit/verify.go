@@ -157,19 +157,11 @@ func verifyText(text []byte, head *chainHead) Report {
 func readItems(text []byte) ([]item, int) {
 	var items []item
 	splitEntries(text, 1, func(line int, raw []byte) bool {
-		items = append(items, item{line, offsetIn(text, raw), parseLink(raw)})
+		items = append(items, item{line, int64(offsetIn(text, raw)), parseLink(raw)})
 		return true
 	})
 	lines := 1 + bytes.Count(text, []byte{'\n'})
 	return items, lines
-}
-
-// offsetIn is where sub starts in text, of which it is a subslice
-// (text[off:…], as splitEntries hands them out): both share one backing
-// array and end at the same capacity, so the capacity sub lacks is its
-// offset.
-func offsetIn(text, sub []byte) int64 {
-	return int64(cap(text) - cap(sub))
 }
 
 // chainEnd is where the chain of a file ends: its highest entry, whose
