@@ -50,9 +50,9 @@ func readFull(c net.Conn, b []byte) (int, error) {
 
 func TestServerName(t *testing.T) {
 	for _, name := range []string{"example.com", "a.b.c.example", ""} {
-		got, err := ServerName(clientHello(t, name))
+		got, err := helloServerName(clientHello(t, name))
 		if err != nil || got != name {
-			t.Errorf("ServerName of a hello for %q = %q, %v", name, got, err)
+			t.Errorf("helloServerName of a hello for %q = %q, %v", name, got, err)
 		}
 	}
 	hello := clientHello(t, "example.com")
@@ -65,8 +65,8 @@ func TestServerName(t *testing.T) {
 		{"cut", hello[:len(hello)/2]},
 		{"length beyond the end", append([]byte{1, 0xff, 0xff, 0xff}, hello[4:]...)},
 	} {
-		if got, err := ServerName(tt.msg); err == nil {
-			t.Errorf("%s: ServerName = %q with no error", tt.name, got)
+		if got, err := helloServerName(tt.msg); err == nil {
+			t.Errorf("%s: helloServerName = %q with no error", tt.name, got)
 		}
 	}
 }
@@ -76,17 +76,17 @@ func FuzzServerName(f *testing.F) {
 	f.Add(clientHello(f, ""))
 	f.Add([]byte{1, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		name, err := ServerName(msg)
+		name, err := helloServerName(msg)
 		if err != nil && name != "" {
 			t.Fatalf("a name %q with an error %v", name, err)
 		}
 		if name != "" && !validHost(normHost(name)) {
-			t.Fatalf("ServerName returned %q, not a host name", name)
+			t.Fatalf("helloServerName returned %q, not a host name", name)
 		}
 	})
 }
 
-func encodeSOCKS(r SOCKSRequest) []byte {
+func encodeSOCKS(r socksRequest) []byte {
 	b := []byte{5, byte(r.Command), 0}
 	if a, err := netip.ParseAddr(r.Host); err == nil {
 		if a.Is4() {
@@ -106,19 +106,19 @@ func encodeSOCKS(r SOCKSRequest) []byte {
 }
 
 func FuzzReadSOCKSRequest(f *testing.F) {
-	f.Add(encodeSOCKS(SOCKSRequest{Command: 1, Host: "example.com", Port: 443}))
-	f.Add(encodeSOCKS(SOCKSRequest{Command: 1, Host: "127.0.0.1", Port: 80}))
-	f.Add(encodeSOCKS(SOCKSRequest{Command: 3, Host: "::1", Port: 53}))
+	f.Add(encodeSOCKS(socksRequest{Command: 1, Host: "example.com", Port: 443}))
+	f.Add(encodeSOCKS(socksRequest{Command: 1, Host: "127.0.0.1", Port: 80}))
+	f.Add(encodeSOCKS(socksRequest{Command: 3, Host: "::1", Port: 53}))
 	f.Add([]byte{5, 1, 0, 3, 0, 0, 80})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		req, err := ReadSOCKSRequest(bytes.NewReader(b))
+		req, err := readSOCKSRequest(bytes.NewReader(b))
 		if err != nil {
 			return
 		}
 		if req.Port < 0 || req.Port > 65535 || req.Host == "" {
 			t.Fatalf("parsed %+v", req)
 		}
-		again, err := ReadSOCKSRequest(bytes.NewReader(encodeSOCKS(req)))
+		again, err := readSOCKSRequest(bytes.NewReader(encodeSOCKS(req)))
 		if err != nil || again != req {
 			t.Fatalf("round trip of %+v: %+v, %v", req, again, err)
 		}
@@ -167,14 +167,14 @@ func FuzzParseAuthority(f *testing.F) {
 		f.Add(s, 80)
 	}
 	f.Fuzz(func(t *testing.T, s string, def int) {
-		host, port, err := ParseAuthority(s, def)
+		host, port, err := parseAuthority(s, def)
 		if err != nil {
 			return
 		}
 		if !validHost(host) || port <= 0 || port > 65535 {
-			t.Fatalf("ParseAuthority(%q, %d) = %q %d", s, def, host, port)
+			t.Fatalf("parseAuthority(%q, %d) = %q %d", s, def, host, port)
 		}
-		h2, p2, err := ParseAuthority(authority(host, port, 0), 0)
+		h2, p2, err := parseAuthority(authority(host, port, 0), 0)
 		if err != nil || h2 != host || p2 != port {
 			t.Fatalf("round trip of %q %d: %q %d %v", host, port, h2, p2, err)
 		}
