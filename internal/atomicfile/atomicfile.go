@@ -23,13 +23,21 @@
 // reads and copes with its loss (a stored call a crash loses is one exec
 // refused; a cache that fails its check is rebuilt) gets neither, so that
 // no fsync is on a hook's or a walk's path.
+//
+// WriteIn is the same writer for the files scopegate writes on behalf of
+// the agent or the user (a write_file call, a roam note): every name is
+// resolved below an os.Root, so that nothing outside it is reached, and
+// the file's mode is the caller's (an existing file keeps its own).
 package atomicfile
 
 import (
+	"crypto/rand"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Options say what of a write survives a crash of the host (see the
@@ -41,6 +49,10 @@ type Options struct {
 	// Durable forces the file's data before the rename and the directory
 	// after it, before Write returns: the new file survives a crash.
 	Durable bool
+	// ExactPerm, for WriteIn, gives the file its mode whatever the umask
+	// (the mode of the file it replaces); otherwise the umask applies, as
+	// to any new file. Write's mode is always exact.
+	ExactPerm bool
 }
 
 // fileMode is the mode of every file written.
@@ -86,6 +98,58 @@ func Write(path string, data []byte, o Options) error {
 	}
 	if o.Durable {
 		return SyncDir(dir)
+	}
+	return nil
+}
+
+// WriteIn replaces name, a path below root, with data, as Write does, the
+// file given mode perm (see Options.ExactPerm). Every name is resolved in
+// root, and the temporary file is created anew, never through a symbolic
+// link. The directory must exist. On error the target is left as it was
+// and the temporary file is removed.
+func WriteIn(root *os.Root, name string, data []byte, perm fs.FileMode, o Options) error {
+	dir := filepath.Dir(name)
+	tmp := filepath.Join(dir, "."+filepath.Base(name)+tempMark+strings.ToLower(rand.Text()))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	fail := func(err error) error {
+		f.Close()
+		_ = root.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if o.ExactPerm {
+		if err := f.Chmod(perm); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if o.Sync || o.Durable {
+		if err := f.Sync(); err != nil {
+			return fail(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		_ = root.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := root.Rename(tmp, name); err != nil {
+		_ = root.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if !o.Durable {
+		return nil
+	}
+	d, err := root.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
 }

@@ -112,3 +112,53 @@ func TestIsTemp(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteIn: the writer below an os.Root gives the file the caller's
+// mode (exact, or less the umask) and reaches nothing outside the root,
+// not even through a symbolic link.
+func TestWriteIn(t *testing.T) {
+	outside := t.TempDir()
+	dir := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	for _, tt := range []struct {
+		o    atomicfile.Options
+		want os.FileMode
+	}{
+		{atomicfile.Options{}, 0o600},
+		{atomicfile.Options{Sync: true, ExactPerm: true}, 0o644},
+		{atomicfile.Options{Durable: true, ExactPerm: true}, 0o644},
+	} {
+		if err := atomicfile.WriteIn(root, "note.org", []byte("text\n"), 0o644, tt.o); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "note.org"))
+		if err != nil || string(got) != "text\n" {
+			t.Fatalf("read %q, %v", got, err)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, "note.org")); err != nil || fi.Mode().Perm() != tt.want {
+			t.Errorf("%+v: mode %v, %v; want %v", tt.o, fi.Mode().Perm(), err, tt.want)
+		}
+	}
+	for _, name := range []string{"../escape", "out/escape", "missing/f"} {
+		if err := atomicfile.WriteIn(root, name, []byte("x"), 0o600, atomicfile.Options{}); err == nil {
+			t.Errorf("wrote %s", name)
+		}
+	}
+	for _, d := range []string{dir, outside} {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if e.Name() != "note.org" && e.Name() != "out" {
+				t.Errorf("%s holds %s", d, e.Name())
+			}
+		}
+	}
+}

@@ -19,7 +19,7 @@ var allowed = map[string][]string{
 	"policy":                {"internal/yamlmsg"},
 	"metrics":               {},
 	"telemetry":             {"audit", "policy", "internal/yamlmsg", "internal/atomicfile"},
-	"roam":                  {},
+	"roam":                  {"internal/atomicfile"},
 	"profiles":              {"policy", "internal/yamlmsg"},
 	"sessions":              {"policy", "profiles", "internal/yamlmsg", "internal/atomicfile"},
 	"audit":                 {"policy", "internal/yamlmsg", "internal/atomicfile"},
