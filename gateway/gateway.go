@@ -102,6 +102,10 @@ type Options struct {
 	// share the stat). Either way a file changed before a decision starts
 	// is seen by it.
 	Watcher *watch.Watcher
+	// KeepAuditOpen is how many branches' chain heads stay open between
+	// audit appends (audit.Group.KeepOpen); a long-running process (serve)
+	// sets it.
+	KeepAuditOpen int
 }
 
 // Gateway decides and runs tool calls. It is safe for concurrent use.
@@ -155,6 +159,7 @@ func New(opts Options) *Gateway {
 	// The protected roots are resolved once: they are the gateway's own.
 	g := &Gateway{opts: opts, protected: protectedRoots(opts.SessionsDir, opts.ConfigDir)}
 	g.host.ProbeCache = opts.ProbeCache
+	g.group.KeepOpen = opts.KeepAuditOpen
 	return g
 }
 
