@@ -25,6 +25,11 @@ type Scope struct {
 	writeRoots []string
 	programs   *programs
 	net        Network
+	// managed is the managed layer the scope was combined with
+	// (Scope.Within), own the scope before; both nil for a scope of its
+	// own.
+	managed *Managed
+	own     *Scope
 	// parsers are reusable bash parsers (a parser is not safe for
 	// concurrent use; the pool is).
 	parsers sync.Pool
@@ -36,6 +41,7 @@ type glob struct {
 	rule     string // e.g. "paths.read[0] /home/u/proj/**"
 	patterns []string
 	foldCase bool
+	managed  bool // an entry of the managed layer
 	root     string // canonical literal prefix, for Roots
 	// Necessary conditions for a match of each pattern, checked before the
 	// matcher: a literal prefix, a literal run the path must contain.
