@@ -120,14 +120,27 @@ type approval struct {
 
 // offerable returns the widenings of a denial that may be offered, or nil:
 // exactly a widenable denial (policy.Decision.Widenable) whose every
-// widening scopegate knows how to apply, and whose paths are absolute.
-func offerable(d policy.Decision) []policy.Widening {
+// widening scopegate knows how to apply, and whose paths are absolute;
+// none where the managed policy refuses approvals or would refuse one of
+// the widenings.
+func (b *branch) offerable(d policy.Decision) []policy.Widening {
+	if !b.managed.approvalsAllowed() {
+		return nil
+	}
 	ws := d.Widenings()
 	if len(ws) == 0 {
 		return nil
 	}
 	if _, err := expansionOf(ws); err != nil {
 		return nil
+	}
+	if m := b.managed.policy(); m != nil {
+		env := b.g.env(nil, "")
+		for _, w := range ws {
+			if m.Refuses(w, env) != "" {
+				return nil
+			}
+		}
 	}
 	return ws
 }
@@ -139,8 +152,11 @@ func offerable(d policy.Decision) []policy.Widening {
 // leaves the denial. It returns the decision to act on and how the offer
 // went.
 func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec decision, callID string) (decision, approval) {
-	ws := offerable(dec.d)
-	if t.Ask == nil || ws == nil {
+	if t.Ask == nil {
+		return dec, approval{}
+	}
+	ws := dec.branch.offerable(dec.d)
+	if ws == nil {
 		return dec, approval{}
 	}
 	o := Offer{CallID: callID, Call: call, Decision: dec.d, Widenings: ws}
@@ -216,11 +232,12 @@ func (g *Gateway) Offerable(t Target, call policy.Call) (Offer, bool) {
 	if t.BranchDir == "" {
 		return Offer{}, false
 	}
-	dec := g.decide(g.open(t), call, decideOptions{execution: policy.ExecutionConfined})
+	b := g.open(t)
+	dec := g.decide(b, call, decideOptions{execution: policy.ExecutionConfined})
 	if dec.d.Allowed {
 		return Offer{}, false
 	}
-	ws := offerable(dec.d)
+	ws := b.offerable(dec.d)
 	if ws == nil {
 		return Offer{}, false
 	}

@@ -96,7 +96,7 @@ func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, o check
 	e.Mode, e.AgentTool = t.checkMode(), t.AgentTool
 	var ws []policy.Widening
 	if o.channel != "" && !dec.d.Allowed {
-		if ws = offerable(dec.d); ws != nil {
+		if ws = b.offerable(dec.d); ws != nil {
 			offer := Offer{Call: call, Decision: dec.d, Widenings: ws}
 			e.Decision, e.Offered, e.Channel, e.Answer = audit.DecisionAsked, offer.Widening(), o.channel, AnswerAsk
 			g.opts.Observer.ObserveApproval(AnswerAsk)

@@ -41,7 +41,7 @@ type glob struct {
 	rule     string // e.g. "paths.read[0] /home/u/proj/**"
 	patterns []string
 	foldCase bool
-	managed  bool // an entry of the managed layer
+	managed  bool   // an entry of the managed layer
 	root     string // canonical literal prefix, for Roots
 	// Necessary conditions for a match of each pattern, checked before the
 	// matcher: a literal prefix, a literal run the path must contain.

@@ -233,6 +233,15 @@ func compileManagedGlobs(list string, pats []string, foldCase bool, env Env) ([]
 	return out, nil
 }
 
+// CeilingRoots returns the directories below which the path ceiling lets
+// scopes read and write; ok is false when there is no ceiling.
+func (m *Managed) CeilingRoots() (read, write []string, ok bool) {
+	if m == nil || !m.ceiling {
+		return nil, nil, false
+	}
+	return slices.Clone(m.readRoots), slices.Clone(m.writeRoots), true
+}
+
 // Rules returns the rules the layer was compiled from.
 func (m *Managed) Rules() ManagedRules { return m.rules }
 
