@@ -39,8 +39,37 @@ const maxManagedSize = 1 << 20
 
 // ErrManagedUntrusted marks a managed file that root does not own, or that
 // someone else than root could change (it, or a directory on its way, is
-// writable by group or others). It also wraps policy.ErrManagedInvalid.
-var ErrManagedUntrusted = errors.New("not trusted")
+// writable by group or others).
+var ErrManagedUntrusted = errors.New("managed policy not trusted")
+
+// ManagedError is a managed policy that cannot be used: which file, and
+// what is wrong with it. It matches policy.ErrManagedInvalid, and when
+// Untrusted, ErrManagedUntrusted.
+type ManagedError struct {
+	// Path is the file ("" while only its content is known).
+	Path string
+	// Untrusted says that someone else than root could have written it.
+	Untrusted bool
+	// Fault is what is wrong, with the line where it is one.
+	Fault string
+}
+
+func (e *ManagedError) Error() string {
+	name := "managed policy"
+	if e.Path != "" {
+		name += " " + e.Path
+	}
+	if e.Untrusted {
+		return name + " is not trusted: " + e.Fault
+	}
+	return name + ": " + e.Fault
+}
+
+// Is matches policy.ErrManagedInvalid, and ErrManagedUntrusted for an
+// untrusted file.
+func (e *ManagedError) Is(target error) bool {
+	return target == policy.ErrManagedInvalid || e.Untrusted && target == ErrManagedUntrusted
+}
 
 // ManagedFile is the content of managed.yml.
 type ManagedFile struct {
@@ -107,12 +136,12 @@ func (m *Managed) Source() string {
 // ParseManaged decodes managed.yml data strictly (unknown keys, duplicate
 // keys, wrong types, a second document are errors naming the line) and
 // checks every value: approvals, telemetry, and each glob, shell entry and
-// network entry (compiled with home as ~), naming its line. The error
-// wraps policy.ErrManagedInvalid.
+// network entry (compiled with home as ~), naming its line. The error is a
+// *ManagedError.
 func ParseManaged(data []byte, home string) (ManagedFile, *policy.Managed, error) {
 	var f ManagedFile
 	fail := func(format string, args ...any) (ManagedFile, *policy.Managed, error) {
-		return ManagedFile{}, nil, fmt.Errorf("%w: "+format, append([]any{policy.ErrManagedInvalid}, args...)...)
+		return ManagedFile{}, nil, &ManagedError{Fault: fmt.Sprintf(format, args...)}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -259,7 +288,7 @@ func NewManagedLoader(home string) *ManagedLoader {
 }
 
 // Load returns the managed policy, nil when there is none. An error (an
-// unreadable, untrusted or invalid file) wraps policy.ErrManagedInvalid
+// unreadable, untrusted or invalid file) is a *ManagedError
 // and names the file and the fault: every call is then denied.
 func (l *ManagedLoader) Load() (*Managed, error) {
 	st := l.stamp()
@@ -321,22 +350,23 @@ func (l *ManagedLoader) read() (*Managed, error) {
 		}
 		path, fromEnv = l.Fallback, true
 		if !filepath.IsAbs(path) {
-			return nil, fmt.Errorf("%w: %s=%s is not an absolute path", policy.ErrManagedInvalid, ManagedEnv, path)
+			return nil, &ManagedError{Path: path, Fault: "named by " + ManagedEnv + ", it is not an absolute path"}
 		}
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s names %s, which does not exist", policy.ErrManagedInvalid, ManagedEnv, path)
+			return nil, &ManagedError{Path: path, Fault: "named by " + ManagedEnv + ", it does not exist"}
 		}
 	}
 	if err := checkTrusted(path, l.owner); err != nil {
-		return nil, fmt.Errorf("%w: %w: managed policy %s: %v", policy.ErrManagedInvalid, ErrManagedUntrusted, path, err)
+		return nil, &ManagedError{Path: path, Untrusted: true, Fault: err.Error()}
 	}
 	data, err := readLimited(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: read managed policy %s: %v", policy.ErrManagedInvalid, path, err)
+		return nil, &ManagedError{Path: path, Fault: "read: " + err.Error()}
 	}
 	f, compiled, err := ParseManaged(data, l.Home)
-	if err != nil {
-		return nil, fmt.Errorf("managed policy %s: %w", path, err)
+	if me := (*ManagedError)(nil); errors.As(err, &me) {
+		me.Path = path
+		return nil, me
 	}
 	sum := sha256.Sum256(data)
 	return &Managed{Path: path, FromEnv: fromEnv, SHA256: hex.EncodeToString(sum[:]), File: f, Policy: compiled}, nil

@@ -34,7 +34,7 @@ import (
 
 // ErrManagedInvalid marks a managed policy that cannot be used (unreadable,
 // untrusted, invalid): every call is then denied with ReasonManaged.
-var ErrManagedInvalid = errors.New("managed policy unusable")
+var ErrManagedInvalid = errors.New("managed policy cannot be used")
 
 // managedPrefix begins the rule of every managed entry.
 const managedPrefix = "managed."
