@@ -12,6 +12,7 @@ import (
 	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/internal/watch"
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -227,5 +228,59 @@ func TestManagedOffersWithinCeiling(t *testing.T) {
 	res, err = g.Call(ctx, gateway.Target{BranchDir: dir, Ask: ask}, call("read_file", map[string]any{"path": filepath.Join(root, "in", "f.txt")}, proj))
 	if err != nil || !res.Decision.Allowed || len(ask.offers) != 1 {
 		t.Fatalf("within the ceiling, approved once: %+v, offers %d, %v", res.Decision, len(ask.offers), err)
+	}
+}
+
+// BenchmarkDecideManaged decides the same read_file (without audit) with
+// no managed policy and with one, the files stat'ed for every decision
+// (the CLI) or followed by a Watcher (serve). The scope and the policy are
+// cached; within the policy, the combined scope is made once.
+func BenchmarkDecideManaged(b *testing.B) {
+	root := b.TempDir()
+	dir, proj := filepath.Join(root, "sessions", "s", "branches", "main"), filepath.Join(root, "proj")
+	for _, d := range []string{dir, proj} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(proj, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	scope := filepath.Join(dir, sessions.ScopeFile)
+	if err := os.WriteFile(scope, []byte("paths:\n  read: [\""+proj+"/**\"]\n  deny: [\"**/.env\"]\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	policyFile := filepath.Join(root, "managed.yml")
+	if err := os.WriteFile(policyFile, []byte("paths:\n  deny: [\"**/secrets/**\", \"**/.ssh/**\"]\n  ceiling:\n    read: [\""+root+"/**\", \"/usr/**\"]\n    write: [\""+proj+"/**\"]\nshell_commands:\n  deny: [ssh, scp]\nnetwork: [\".corp.example.com:443\"]\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	c := call("read_file", map[string]any{"path": "a.txt"}, proj)
+	for _, bc := range []struct {
+		name    string
+		managed bool
+		watched bool
+	}{{"stat/none", false, false}, {"stat/managed", true, false}, {"watched/none", false, true}, {"watched/managed", true, true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			opts := gateway.Options{}
+			if bc.managed {
+				opts.Managed = &config.ManagedLoader{Path: policyFile}
+			}
+			if bc.watched {
+				w, err := watch.New()
+				if err != nil {
+					b.Skipf("no inotify: %v", err)
+				}
+				defer w.Close()
+				opts.Watcher = w
+			}
+			g := gateway.New(opts)
+			if d := g.Redecide(dir, scope, c, policy.ExecutionConfined); !d.Allowed {
+				b.Fatalf("%+v", d)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				g.Redecide(dir, scope, c, policy.ExecutionConfined)
+			}
+		})
 	}
 }
