@@ -135,47 +135,44 @@ func BenchmarkBaselineCat(b *testing.B) {
 	}
 }
 
-// BenchmarkDenyWalk is the walk of a private view over a large worktree
-// (2,000 directories of 25 files, 52,000 entries) with the standard deny
-// list: names alone (the listings cached) and with the hard-link check
-// (each file's link count read).
+// BenchmarkDenyWalk is the deny walk of a tree of 2,000 directories of
+// 25 files (52,000 entries), cold (an empty index: every directory listed
+// and each file's link count read) and warm (the index kept: each
+// directory stat'ed), per 100,000 entries.
 func BenchmarkDenyWalk(b *testing.B) {
 	dir := sourceTree(b)
-	pats := compileDeny([]string{"**/.git/**", "**/.env", "**/node_modules/**", "**/.ssh/**"})
-	host := new(Host)
-	// Listings are cached once their directory is older than racyWindow.
+	deny := []string{"**/.git/**", "**/.env", "**/node_modules/**", "**/.ssh/**"}
+	// Records are kept once their directory is older than racyWindow.
 	now := time.Now().Add(2 * racyWindow)
-	for _, links := range []bool{false, true} {
-		b.Run(map[bool]string{false: "names", true: "names+links"}[links], func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				w := &denyWalk{pats: pats, host: host, now: now, max: maxDenyWalk, links: links}
-				if err := w.root(dir); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkFindRepos is the search for repositories below a write root of
-// 2,000 directories of 25 files holding one repository, with the
-// listings cached, as in a project whose scope writes it without denying
-// **/.git/**.
-func BenchmarkFindRepos(b *testing.B) {
-	dir := sourceTree(b)
-	if err := os.MkdirAll(filepath.Join(dir, ".git", "objects"), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	r := &Runner{host: new(Host), walkMax: maxDenyWalk}
-	now := time.Now().Add(2 * racyWindow)
-	b.ReportAllocs()
-	for b.Loop() {
-		n := 0
-		if got := r.findRepos(dir, nil, now, &n, nil); len(got) != 1 {
-			b.Fatalf("found %v", got)
+	walk := func(b *testing.B, ix *denyIndex) {
+		res, _ := ix.walkTrees(context.Background(), []string{dir}, 0, "", now)
+		if res[0].err != nil {
+			b.Fatal(res[0].err)
 		}
 	}
+	perEntries := func(b *testing.B, start time.Time, n int) {
+		b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(n)*100_000/52_000/1e6, "ms/100k-entries")
+	}
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		n, start := 0, time.Now()
+		for b.Loop() {
+			walk(b, new(Host).index(deny))
+			n++
+		}
+		perEntries(b, start, n)
+	})
+	b.Run("warm", func(b *testing.B) {
+		ix := new(Host).index(deny)
+		walk(b, ix)
+		b.ReportAllocs()
+		n, start := 0, time.Now()
+		for b.Loop() {
+			walk(b, ix)
+			n++
+		}
+		perEntries(b, start, n)
+	})
 }
 
 // sourceTree makes a tree of 2,000 directories of 25 files (52,000

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // The protocol between the gateway and the helper.
@@ -35,9 +38,9 @@ import (
 //	scopegate probeArg UID GID                           (probeArgv)
 //
 // RULES is [rules] as JSON, with the private view ([view]) in it when the
-// helper is to build one; PROGRAM is absolute. The JSON is one argv
-// string, which Linux bounds at 128 KiB: the gateway refuses a call whose
-// rules would pass maxViewJSON.
+// helper is to build one; PROGRAM is absolute. The view's masks, which a
+// big tree makes too many for one argv string (Linux bounds it at 128
+// KiB), come on masksFD instead.
 //
 // # Descriptors
 //
@@ -54,6 +57,8 @@ import (
 //	netFD       helper → gateway  one end of a unix stream socket pair, for
 //	                              a view whose network is "proxy" only
 //	                              (closed otherwise)
+//	masksFD     gateway → helper  a sealed memfd holding [view.Masks], each
+//	                              path followed by a NUL
 //
 // # Messages
 //
@@ -143,6 +148,9 @@ const (
 	// the listeners of the program's network namespace (listenersByte);
 	// closed in the helper unless the view's network is "proxy".
 	netFD
+	// masksFD is the helper's fd for a memfd the gateway wrote the view's
+	// masks into (writeMasks) and sealed: each path, then a NUL.
+	masksFD
 	// A new party's descriptor goes here.
 
 	// firstUnknownFD is the first descriptor that is not the protocol's:
@@ -153,12 +161,60 @@ const (
 // viewExtraFiles places the helper's ends of the private view's
 // descriptors at their numbers: cmd.ExtraFiles[i] becomes descriptor 3+i.
 // A nil file is closed in the helper.
-func viewExtraFiles(liveness, status, network *os.File) []*os.File {
+func viewExtraFiles(liveness, status, network, masks *os.File) []*os.File {
 	files := make([]*os.File, firstUnknownFD-3)
 	files[livenessFD-3] = liveness
 	files[viewFD-3] = status
 	files[netFD-3] = network
+	files[masksFD-3] = masks
 	return files
+}
+
+// writeMasks returns a sealed memfd holding the masks, each followed by a
+// NUL (masksFD).
+func writeMasks(masks []string) (*os.File, error) {
+	fd, err := unix.MemfdCreate("scopegate-masks", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("make masks file: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "masks")
+	var b []byte
+	for _, m := range masks {
+		b = append(append(b, m...), 0)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write masks: %w", err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("seal masks: %w", err)
+	}
+	return f, nil
+}
+
+// readMasks reads the masks the gateway wrote on masksFD.
+func readMasks() ([]string, error) {
+	f := os.NewFile(masksFD, "masks")
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(masksFD, &st); err != nil {
+		return nil, fmt.Errorf("read masks: %w", err)
+	}
+	b := make([]byte, st.Size)
+	if _, err := f.ReadAt(b, 0); err != nil && st.Size > 0 {
+		return nil, fmt.Errorf("read masks: %w", err)
+	}
+	if len(b) > 0 && b[len(b)-1] != 0 {
+		return nil, errors.New("read masks: not NUL-terminated")
+	}
+	var out []string
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, 0)
+		out = append(out, string(b[:i]))
+		b = b[i+1:]
+	}
+	return out, nil
 }
 
 // Messages on the descriptors.
@@ -184,10 +240,6 @@ const (
 // gateway grants it and carries the roots below it ([view.Carry]), the
 // helper mounts it.
 const privateTmp = "/tmp"
-
-// maxViewJSON bounds the rules the helper gets in one argv string (Linux
-// allows 128 KiB): a call whose masks do not fit is refused.
-const maxViewJSON = 120 << 10
 
 // rules is what the helper grants, sent to it as JSON.
 type rules struct {
@@ -221,8 +273,15 @@ type view struct {
 	GID int `json:"gid"`
 	// Carry are roots below /tmp that stay visible in the private /tmp.
 	Carry []string `json:"carry,omitempty"`
-	// Masks are the paths hidden behind empty files and directories.
-	Masks []string `json:"masks,omitempty"`
+	// Masks are the paths hidden behind empty files and directories,
+	// sent on masksFD (not in the JSON).
+	Masks []string `json:"-"`
+	// Hide are directories replaced by an empty read-only tmpfs; Bind
+	// are the trees bound back into them, Links the symbolic links
+	// recreated in them on the way (viewplan.go).
+	Hide  []string   `json:"hide,omitempty"`
+	Bind  []string   `json:"bind,omitempty"`
+	Links []viewLink `json:"links,omitempty"`
 	// ReadOnly are the read roots no write root holds: bound read-only
 	// over themselves. Writable are the write roots inside them, bound
 	// over themselves first so that they stay writable.
@@ -250,6 +309,12 @@ type view struct {
 	// own knowledge (masked), not sent to the helper.
 	complete []string
 	linksToo bool
+	// partial are the toolchain roots bound into the view, walked only
+	// toolchainDepth levels deep: no tree holding one is masked whole.
+	partial []string
+	// unmasked are the trees shown with their masks not all found, and
+	// why (--confine best-effort only).
+	unmasked []string
 	// gitDirs are the repository directories of Repos (the gateway's own
 	// knowledge, for ReadOnlyRepo).
 	gitDirs []string
@@ -300,7 +365,13 @@ func parseHelperArgs(args []string) (rules, string, []string, error) {
 	}
 	lists := [][]string{rl.RW, rl.RWFiles, rl.RO, rl.Sockets}
 	if rl.View != nil {
-		lists = append(lists, rl.View.Carry, rl.View.Masks, rl.View.Fresh, rl.View.Keep, rl.View.SocketMasks)
+		lists = append(lists, rl.View.Carry, rl.View.Hide, rl.View.Bind, rl.View.Fresh, rl.View.Keep, rl.View.SocketMasks)
+		for _, l := range rl.View.Links {
+			lists = append(lists, []string{l.Path})
+			if strings.IndexByte(l.Target, 0) >= 0 || l.Target == "" {
+				return rules{}, "", nil, fmt.Errorf("decode rules: link target %q", l.Target)
+			}
+		}
 		switch rl.View.Network {
 		case "", viewNetNone, viewNetProxy:
 		default:

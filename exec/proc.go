@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scopegate/scopegate/exec/netproxy"
+	"github.com/scopegate/scopegate/policy"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 )
@@ -41,6 +42,9 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 	if err := sh.prepare(); err != nil {
 		return fmt.Errorf("confine %s: %w", args[0], err)
 	}
+	if sh.viewErr != nil {
+		return sh.refuseView(args[0], sh.viewErr)
+	}
 	if sh.net.err != nil {
 		fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], sh.net.err)
 		return interp.ExitStatus(126)
@@ -63,13 +67,12 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		// the group.
 		WaitDelay: sh.r.opts.KillGrace,
 	}
+	rl := sh.rules
 	if sh.r.abi > 0 {
-		rl, err := sh.toolchainRules(path)
-		if err != nil {
-			fmt.Fprintf(hc.Stderr, "scopegate: %s: %v\n", args[0], err)
-			return interp.ExitStatus(126)
+		if rl, err = sh.programRules(ctx, path, args, hc.Dir, hc.Stderr); err != nil {
+			return sh.refuseView(args[0], err)
 		}
-		rl = withProgramData(rl, path)
+		rl = withProgramData(rl, programData(path, sh.r.opts.Environ, sh.r.home()))
 		argv, err := helperArgv(sh.r.helper, rl, path, args)
 		if err != nil {
 			return err
@@ -80,8 +83,8 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 	// interrupt asks the program to stop: SIGINT to its group, or through
 	// the helper of a private view, which is not the program (supervise).
 	interrupt := func(pid int) { _ = syscall.Kill(-pid, syscall.SIGINT) }
-	if sh.rules.View != nil {
-		if vc, err = startView(cmd, sh.rules.View.Network); err != nil {
+	if rl.View != nil {
+		if vc, err = startView(cmd, rl.View); err != nil {
 			return err
 		}
 		defer vc.close()
@@ -340,33 +343,97 @@ func toolchainRoots(home, program string) []string {
 	return []string{root}
 }
 
-// programData names, for a program, the directories it keeps its own data
-// in and cannot work without: git its repository, node and the JavaScript
-// package managers the installed packages. Where the scope denies them,
-// the view still masks them from every other program; a scope that lets
-// the program run lets it use them. The decision still checks what the
-// program is asked to do with them (git's operands, the files git runs).
-func programData(program string) []string {
-	switch filepath.Base(program) {
-	case "git":
-		return []string{".git"}
-	case "node", "npm", "npx", "yarn", "pnpm", "corepack":
-		return []string{"node_modules"}
-	}
-	return nil
+// ownData is where a program keeps data of its own that it cannot work
+// without (programData).
+type ownData struct {
+	// names are directory names, wherever they are (.git, node_modules).
+	names []string
+	// dirs are directories (the Go module cache).
+	dirs []string
 }
 
-// withProgramData returns rl without the masks of program's own data
-// directories (programData) and of what lies in them.
-func withProgramData(rl rules, program string) rules {
-	names := programData(program)
-	if rl.View == nil || len(names) == 0 {
+// programData names, for a program, the directories it keeps its own data
+// in and cannot work without: git its repository, node and the JavaScript
+// package managers the installed packages, Python its site-packages, go
+// its module cache, cargo and rustc the crates they fetched (environ and
+// home tell where those caches are). Where the deny globs match in them (a
+// denied directory name, runtime; a certificate bundle, *.pem), the view
+// still masks them from every other program; a scope that lets the program
+// run lets it use them. The decision still checks what the program is
+// asked to do with them (git's operands, the files git runs).
+func programData(program string, environ []string, home string) ownData {
+	base := filepath.Base(program)
+	switch {
+	case base == "git":
+		return ownData{names: []string{".git"}}
+	case slices.Contains([]string{"node", "npm", "npx", "yarn", "pnpm", "corepack"}, base):
+		return ownData{names: []string{"node_modules"}}
+	case strings.HasPrefix(base, "python") || strings.HasPrefix(base, "pip"):
+		return ownData{names: []string{"site-packages", "dist-packages"}}
+	case base == "go":
+		cache := lookupEnv(environ, "GOMODCACHE")
+		if cache == "" {
+			gopath, _, _ := strings.Cut(lookupEnv(environ, "GOPATH"), ":")
+			if gopath == "" && home != "" {
+				gopath = filepath.Join(home, "go")
+			}
+			if gopath != "" {
+				cache = filepath.Join(gopath, "pkg", "mod")
+			}
+		}
+		return ownData{dirs: absOnly(cache)}
+	case base == "cargo" || base == "rustc" || base == "rustdoc":
+		ch := lookupEnv(environ, "CARGO_HOME")
+		if ch == "" && home != "" {
+			ch = filepath.Join(home, ".cargo")
+		}
+		if ch == "" {
+			return ownData{}
+		}
+		return ownData{dirs: absOnly(filepath.Join(ch, "registry"), filepath.Join(ch, "git"))}
+	}
+	return ownData{}
+}
+
+// lookupEnv returns a variable's value in environ ("" when unset).
+func lookupEnv(environ []string, name string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(environ[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// absOnly returns the absolute paths among ps, cleaned, with their links
+// resolved where they exist.
+func absOnly(ps ...string) []string {
+	var out []string
+	for _, p := range ps {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out
+}
+
+// withProgramData returns rl without the masks in a program's own data
+// (programData) and of what lies in them.
+func withProgramData(rl rules, data ownData) rules {
+	if rl.View == nil || len(data.names)+len(data.dirs) == 0 {
 		return rl
 	}
 	v := *rl.View
 	v.Masks = slices.DeleteFunc(slices.Clone(v.Masks), func(m string) bool {
+		if slices.ContainsFunc(data.dirs, func(d string) bool { return within(m, d) }) {
+			return true
+		}
 		for _, part := range strings.Split(m, "/") {
-			if slices.Contains(names, part) {
+			if slices.Contains(data.names, part) {
 				return true
 			}
 		}
@@ -376,45 +443,169 @@ func withProgramData(rl rules, program string) rules {
 	return rl
 }
 
-// toolchainRules are the call's rules for one program: a program found
-// below the home directory, outside every root of the scope, gets read and
-// execute on its toolchain root (toolchainRoots), with what the deny
-// patterns match there, two levels deep, masked. Only in the private view:
-// under Landlock alone nothing would hide the credentials a toolchain root
-// may hold, and the program fails with permission denied as before.
-func (sh *shell) toolchainRules(program string) (rules, error) {
+// programRules are the call's rules for one program about to run in dir
+// with args (args[0] its name): the call's view, plus what this program
+// needs in it, each tree walked and masked like any root (a toolchain
+// root toolchainDepth levels deep).
+//
+// A scope that reads the whole system (viewplan.go) binds back into its
+// hidden directories the toolchain roots of the program, of the file it
+// links to and of the interpreter its #! line names, the program's
+// working directory, and the existing paths its arguments name (up to
+// maxNamedTrees) that the scope lets it read: a program run there finds
+// them as the decision did. Other scopes grant a program found below the
+// home directory, outside every root of the scope, read and execute on
+// its toolchain root (toolchainRoots).
+//
+// A tree whose masks cannot all be found fails the program, unless
+// --confine best-effort: the tree is then left out of its view (the
+// program finds it missing, or Landlock refuses it).
+func (sh *shell) programRules(ctx context.Context, program string, args []string, dir string, stderr io.Writer) (rules, error) {
 	r := sh.r
-	if sh.rules.View == nil || r.opts.Home == "" {
+	v := sh.rules.View
+	if v == nil {
 		return sh.rules, nil
 	}
-	home := filepath.Clean(r.opts.Home)
-	if !within(program, home) {
+	var named, tools, grants []string
+	if r.broad() {
+		named, tools = sh.named(program, args, dir)
+	} else if home := r.home(); home != "" && within(program, home) &&
+		!slices.ContainsFunc(append(slices.Clone(r.readRts), r.writeRts...), func(root string) bool { return within(program, root) }) {
+		tools = toolchainRoots(home, program)
+		grants = tools
+	}
+	if len(named)+len(tools) == 0 {
 		return sh.rules, nil
 	}
-	for _, root := range append(slices.Clone(r.readRts), r.writeRts...) {
-		if within(program, root) {
-			return sh.rules, nil
+	var p viewPlan
+	p.add(named, v.inHide, false)
+	p.add(tools, v.inHide, true)
+	results, save := r.walk(ctx, p)
+	sh.saving.Go(save)
+	nv := *v
+	nv.Masks = slices.Clone(v.Masks)
+	var left []string // trees left out: their masks are not all known
+	for _, res := range results {
+		if res.err != nil {
+			if r.opts.Confine == ConfineRequired {
+				return rules{}, &maskError{tree: res.root, err: res.err}
+			}
+			left = append(left, res.root)
+			fmt.Fprintf(stderr, "scopegate: %s: %s is left out of its view: %v\n", args[0], res.root, res.err)
+			continue
 		}
+		nv.Masks = append(nv.Masks, res.masks...)
 	}
-	roots := toolchainRoots(home, program)
-	if len(roots) == 0 {
-		return sh.rules, nil
+	out := func(t string) bool {
+		return slices.ContainsFunc(left, func(l string) bool { return within(t, l) || within(l, t) })
 	}
-	w := &denyWalk{pats: compileDeny(r.deny), host: r.host, now: time.Now(), max: r.walkMax}
-	for _, root := range roots {
-		if err := w.shallow(root, 2); err != nil {
-			return rules{}, fmt.Errorf("toolchain %s: %w", root, err)
+	grants = slices.DeleteFunc(grants, out)
+	nv.Bind = outermost(append(slices.Clone(v.Bind), slices.DeleteFunc(p.bind, out)...))
+	nv.Carry = outermost(append(slices.Clone(v.Carry), slices.DeleteFunc(p.carry, out)...))
+	nv.Links = slices.Clone(v.Links)
+	for _, l := range p.links {
+		if !slices.Contains(nv.Links, l) {
+			nv.Links = append(nv.Links, l)
 		}
 	}
 	rl := sh.rules
-	rl.RO = append(slices.Clone(rl.RO), roots...)
-	v := *rl.View
-	v.Masks = append(slices.Clone(v.Masks), w.out...)
-	// A home directory below /tmp: the private /tmp carries the roots.
-	if below := belowTmp(roots); len(below) > 0 {
-		v.Carry = outermost(append(slices.Clone(v.Carry), below...))
+	rl.View = &nv
+	if len(grants) > 0 {
+		rl.RO = append(slices.Clone(rl.RO), grants...)
+		sh.grant(grants)
 	}
-	rl.View = &v
-	sh.grant(roots)
 	return rl, nil
+}
+
+// maxNamedTrees bounds the paths of one program's arguments bound into
+// its view.
+const maxNamedTrees = 32
+
+// named returns what a program of a scope reading the whole system needs
+// from its view's hidden directories (programRules): its working directory
+// and the paths its arguments name, then its toolchain roots.
+func (sh *shell) named(program string, args []string, dir string) (named, tools []string) {
+	r := sh.r
+	v := sh.rules.View
+	home := r.home()
+	want := func(p string) bool {
+		return v.inHide(p) && !v.shows(p) && !slices.Contains(v.Hide, p) && p != home && p != filepath.Dir(home)
+	}
+	for _, p := range programFiles(program) {
+		if v.inHide(p) && !v.shows(p) {
+			tools = append(tools, r.toolchainOf(p, v.Hide)...)
+		}
+	}
+	var out []string
+	if want(dir) {
+		out = append(out, dir)
+	}
+	n := 0
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "-") {
+			_, val, ok := strings.Cut(a, "=")
+			if !ok {
+				continue
+			}
+			a = val
+		}
+		if a == "" || strings.IndexByte(a, 0) >= 0 {
+			continue
+		}
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		p = filepath.Clean(p)
+		if !want(p) {
+			continue
+		}
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if vs := r.opts.Checker.CheckPath(a, policy.AccessRead, dir); len(vs) > 0 {
+			continue
+		}
+		out = append(out, p)
+		if n++; n == maxNamedTrees {
+			break
+		}
+	}
+	return out, tools
+}
+
+// programFiles are the files that starting a program reads: the program,
+// the file it links to, and the interpreter an absolute #! line names.
+func programFiles(program string) []string {
+	out := []string{program}
+	if real, err := filepath.EvalSymlinks(program); err == nil && real != program {
+		out = append(out, real)
+	}
+	if head := fileHead(program); len(head) > 2 && string(head[:2]) == "#!" {
+		line, _, _ := strings.Cut(string(head[2:]), "\n")
+		if f := strings.Fields(line); len(f) > 0 && filepath.IsAbs(f[0]) {
+			out = append(out, filepath.Clean(f[0]))
+			if real, err := filepath.EvalSymlinks(f[0]); err == nil && real != f[0] {
+				out = append(out, real)
+			}
+		}
+	}
+	return out
+}
+
+// fileHead returns the first 256 bytes of a regular file (nil for
+// anything else: a FIFO named as a program must not block the gateway).
+func fileHead(name string) []byte {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil
+	}
+	b := make([]byte, 256)
+	n, _ := unix.Read(fd, b)
+	return b[:max(n, 0)]
 }

@@ -29,33 +29,19 @@ import (
 // (ReadOnlyRepo): no program of the session could have written them.
 // git commands that write the repository fail, as the decision says.
 
-// protectRepos fills in the repositories of v (Repos, Pins, gitDirs): the
-// .git entries below the write roots that no mask hides. A search that
-// meets more than the walk's cap of entries protects what it found: git
-// is refused on the others.
-func (r *Runner) protectRepos(v *view) {
+// protectRepos fills in the repositories of v (Repos, Pins, gitDirs):
+// the .git entries below the write roots that no mask hides, as the deny
+// walk found them (gits).
+func (r *Runner) protectRepos(v *view, gits []string) {
 	if r.opts.Broad {
 		return
 	}
 	roots := outermost(r.writeRts)
-	n := 0
 	var entries []string
-	deny := denyWalk{pats: compileDeny(r.deny)}
-	masked := make(map[string]bool, len(v.Masks))
-	for _, m := range v.Masks {
-		masked[m] = true
-	}
-	for _, root := range roots {
-		if slices.ContainsFunc(v.Masks, func(m string) bool { return within(root, m) }) {
-			continue
+	for _, g := range gits {
+		if slices.ContainsFunc(roots, func(w string) bool { return within(g, w) }) {
+			entries = append(entries, g)
 		}
-		lower := strings.ToLower(root)
-		if deny.matchFull(lower+"/.git/config") && deny.matchFull(lower+"/d/.git/config") {
-			// The deny globs mask every repository here (**/.git/**):
-			// no program sees one, and no search is needed.
-			continue
-		}
-		entries = r.findRepos(root, masked, time.Now(), &n, entries)
 	}
 	seen := map[string]bool{}
 	add := func(p string, gitDir bool) {
@@ -106,34 +92,6 @@ func (r *Runner) protectRepos(v *view) {
 		return strings.Count(a, "/") - strings.Count(b, "/")
 	})
 	v.Pins = slices.Compact(v.Pins)
-}
-
-// findRepos appends to out the .git entries below dir: every one, except
-// below a masked directory, another .git, or a symbolic link. n counts the entries
-// seen; past the walk's cap the search stops. Listings come from the
-// host's cache while their directories are unchanged (as of now).
-func (r *Runner) findRepos(dir string, masked map[string]bool, now time.Time, n *int, out []string) []string {
-	if masked[dir] {
-		return out
-	}
-	ents, err := r.host.listDir(dir, now)
-	if err != nil {
-		return out
-	}
-	for _, e := range ents {
-		*n++
-		if *n > r.walkMax {
-			return out
-		}
-		switch {
-		case e.typ == fs.ModeSymlink:
-		case e.name == ".git":
-			out = append(out, filepath.Join(dir, e.name))
-		case e.typ == fs.ModeDir:
-			out = r.findRepos(filepath.Join(dir, e.name), masked, now, n, out)
-		}
-	}
-	return out
 }
 
 // gitFileTarget returns the repository directory a .git file names, with

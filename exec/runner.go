@@ -68,8 +68,10 @@ type NamespaceMode int
 
 const (
 	// NamespacesAuto gives programs the private view where the host lets
-	// an unprivileged process enter namespaces (probed once per [Host]),
-	// and falls back to Landlock alone elsewhere. It is the zero value.
+	// an unprivileged process enter namespaces (probed once per [Host]).
+	// Elsewhere programs run under Landlock alone where that leaves no
+	// denied file readable, or with [ConfineAllowUnconfined]; otherwise
+	// they are refused (exit 126). It is the zero value.
 	NamespacesAuto NamespaceMode = iota
 	// NamespacesOff runs programs under Landlock alone.
 	NamespacesOff
@@ -155,10 +157,9 @@ type Options struct {
 	// Broad gives the call the bounds of the user's own account, as observe
 	// mode runs calls (CONTRACT §8): programs and file tools may read and
 	// write the whole filesystem but the protected roots, whose writes stay
-	// refused; the private view still masks the host's secrets and what the
-	// deny patterns match in the home directory, as for a scope reading the
-	// system. ReadRoots and WriteRoots stay the scope's own: what the view
-	// carries into its private /tmp, and what it leaves unmasked.
+	// refused; the private view is that of a scope reading the whole
+	// system (viewplan.go). ReadRoots and WriteRoots stay the scope's own:
+	// what the view binds back, walks and masks.
 	Broad bool
 	// SessionStart is when the session began. In a private view every
 	// repository directory below the write roots is read-only; git runs on
@@ -172,10 +173,17 @@ type Options struct {
 	// Resolver looks up, on the host side, the names programs connect to
 	// through the proxies; default the host's resolver.
 	Resolver netproxy.Resolver
-	// Home is the home directory. With a scope that reads the whole system,
-	// the private view masks what the deny patterns match in it, two
-	// levels deep (credential stores), leaving the write roots alone.
+	// Home is the home directory. A scope that reads the whole system sees
+	// in it only what its view binds back (viewplan.go); a program found
+	// below it gets its toolchain root.
 	Home string
+	// ProjectRoot is the session's project root: shown in the view of a
+	// scope that reads the whole system, whether or not it writes there.
+	ProjectRoot string
+	// IndexDir, when set, is where the deny walk keeps its index between
+	// processes (denyindex.go): a directory no tool call can write (below
+	// the sessions root). Unset, each process walks anew.
+	IndexDir string
 }
 
 // Errors callers branch on.
@@ -256,6 +264,10 @@ type Result struct {
 	Toolchains []string `json:"toolchains,omitempty"`
 	// Refused lists what was refused at run time.
 	Refused []policy.Violation `json:"refused,omitempty"`
+	// Unmasked lists, with --confine best-effort only, the trees of the
+	// private view whose denied files could not all be found, and why:
+	// programs ran with them readable there.
+	Unmasked []string `json:"unmasked,omitempty"`
 	// Observed lists what the run-time checks would have refused in
 	// enforce mode and observe mode let through (set by the caller that
 	// observed it).
@@ -279,7 +291,6 @@ type Runner struct {
 	baseEnv  []string
 	deny     []string // lower-case deny globs
 	host     *Host
-	walkMax  int // entries the deny walk may visit
 }
 
 // New returns a Runner. It probes Landlock once.
@@ -308,7 +319,7 @@ func New(opts Options) (*Runner, error) {
 	if opts.Environ == nil {
 		opts.Environ = os.Environ()
 	}
-	r := &Runner{opts: opts, host: opts.Host, walkMax: maxDenyWalk}
+	r := &Runner{opts: opts, host: opts.Host}
 	if r.host == nil {
 		r.host = new(Host)
 	}

@@ -58,6 +58,17 @@ type shell struct {
 	// confinement; its proxy serves until netCtx ends, with the call.
 	net    callNet
 	netCtx context.Context
+	// ctx bounds the deny walks of the call's views (the call's time).
+	ctx context.Context
+	// viewErr, when set, keeps every program from running (exit 126):
+	// the view's masks could not all be found, or no view can be made
+	// where one is needed. viewFailed says a program was refused for it.
+	viewErr    error
+	viewFailed atomic.Bool
+	// saving writes the deny walk's index files beside the call.
+	saving sync.WaitGroup
+	// stderr is the call's own standard error.
+	stderr io.Writer
 }
 
 // prepare makes the confinement of the call's programs ready, once: the
@@ -78,20 +89,64 @@ func (sh *shell) prepare() error {
 		}
 		ns := sh.conf == ConfinementNamespaces
 		read, write := r.grantRoots()
-		if sh.rules, sh.prepErr = buildRules(r.abi, read, write, r.protect, sh.tmp, ns); sh.prepErr != nil || !ns {
+		if sh.rules, sh.prepErr = buildRules(r.abi, read, write, r.protect, sh.tmp, ns); sh.prepErr != nil {
 			return
 		}
-		sh.rules.View, sh.prepErr = r.view(sh.tmp)
-		if errors.Is(sh.prepErr, ErrDenyWalkTooBig) {
-			// The roots are too big to find every denied file (a scope
-			// reading /**): Landlock alone, and the result says so. Rather
-			// than refuse, since the decision still refuses recursive
-			// readers of trees holding denied files.
-			sh.conf = ConfinementLandlock
-			sh.rules, sh.prepErr = buildRules(r.abi, read, write, r.protect, sh.tmp, false)
+		if !ns {
+			sh.viewErr = sh.withoutView()
+			return
+		}
+		v, save, err := r.view(sh.ctx, sh.tmp, r.opts.Confine != ConfineRequired)
+		sh.saving.Go(save)
+		switch {
+		case errors.Is(err, ErrMasks):
+			// Never Landlock alone with the denied files readable.
+			sh.viewErr = err
+		case err != nil:
+			sh.prepErr = err
+		default:
+			sh.rules.View = v
 		}
 	})
 	return sh.prepErr
+}
+
+// withoutView says why programs may not run under Landlock alone where
+// the host gives them no private view: the scope reads the whole system
+// (the home directory would be readable whole), or denied files lie below
+// its roots. Nil when nothing denied would be readable, when namespaces
+// are off by choice (NamespacesOff), or with --confine best-effort.
+func (sh *shell) withoutView() error {
+	r := sh.r
+	if r.opts.Namespaces != NamespacesAuto || r.opts.Confine != ConfineRequired {
+		return nil
+	}
+	_, probeErr := r.host.probed()
+	what := "allow unprivileged user namespaces, or run with --confine best-effort to run programs under Landlock alone"
+	if r.broad() {
+		return fmt.Errorf("this host gives programs no private view (%v), and under Landlock alone a scope reading the whole system leaves every file of the home directory readable, whatever paths.deny says: %s", probeErr, what)
+	}
+	results, save := r.walk(sh.ctx, r.plan(sh.tmp))
+	sh.saving.Go(save)
+	for _, res := range results {
+		switch {
+		case res.err != nil:
+			return &maskError{tree: res.root, err: res.err}
+		case len(res.masks) > 0:
+			return fmt.Errorf("this host gives programs no private view (%v), and under Landlock alone %s (and %d more) would be readable although paths.deny names it: %s", probeErr, res.masks[0], len(res.masks)-1, what)
+		}
+	}
+	return nil
+}
+
+// refuseView refuses a program whose view cannot be made (viewErr) and
+// stops the call: exit 126, with the reason on the call's stderr (not
+// the command's, which may be redirected away).
+func (sh *shell) refuseView(name string, err error) error {
+	fmt.Fprintf(sh.stderr, "scopegate: %s: %v\n", name, err)
+	sh.viewFailed.Store(true)
+	sh.stop(err)
+	return interp.ExitStatus(ExitRefused)
 }
 
 // confinement is what the call's programs ran under; for a call that
@@ -120,7 +175,8 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 	}
 	defer os.RemoveAll(tmp)
 	netCtx, endNet := context.WithCancel(ctx)
-	sh := &shell{r: r, tmp: tmp, netCtx: netCtx}
+	sh := &shell{r: r, tmp: tmp, netCtx: netCtx, ctx: ctx}
+	defer sh.saving.Wait()
 	defer func() { res.Confinement = sh.confinement() }()
 	defer func() {
 		endNet()
@@ -136,6 +192,7 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 	defer cancelTimeout()
 	runCtx, sh.stop = context.WithCancelCause(runCtx)
 	defer sh.stop(nil)
+	sh.ctx = runCtx
 
 	stdout, err := newCapture(r.opts.MaxOutput, r.opts.Stdout)
 	if err != nil {
@@ -151,6 +208,7 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 		return res, err
 	}
 	defer stderr.abort()
+	sh.stderr = stderr.w
 	var stdin io.Reader = strings.NewReader("")
 	if a.Stdin != nil {
 		stdin = strings.NewReader(*a.Stdin)
@@ -183,7 +241,12 @@ func (r *Runner) runShell(ctx context.Context, a policy.ShellArgs, cwd string) (
 	res.Refused = sh.refused
 	res.Toolchains = sh.granted
 	sh.mu.Unlock()
+	if sh.rules.View != nil {
+		res.Unmasked = sh.rules.View.unmasked
+	}
 	switch {
+	case sh.viewFailed.Load():
+		res.ExitCode = ExitRefused
 	case len(res.Refused) > 0:
 		res.ExitCode = ExitRefused
 	case errors.Is(context.Cause(runCtx), context.DeadlineExceeded) && ctx.Err() == nil:

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // Host unix sockets and IPC objects (the gateway's side). A host unix
@@ -140,9 +139,10 @@ func (r *Runner) socketView(v *view) error {
 		}
 	}
 	// The roots below them stay, as those below /tmp do (their sockets
-	// are masked below).
-	for _, root := range roots {
-		if below(root) {
+	// are masked below), and so do those below /dev/shm (privateIPC),
+	// whatever root holds them (a scope reading /** and writing one).
+	for _, root := range append(slices.Clone(r.readRts), r.writeRts...) {
+		if below(root) || within(root, "/dev/shm") && root != "/dev/shm" {
 			v.Keep = append(v.Keep, root)
 		}
 	}
@@ -197,16 +197,16 @@ func freshDirs() []string {
 // (/etc/resolv.conf → /run/systemd/resolve/stub-resolv.conf): the view
 // keeps them, so that names still resolve.
 func (h *Host) etcLinksBelow(etc string, dirs []string) []string {
-	ents, err := h.listDir(etc, time.Now())
+	ents, err := os.ReadDir(etc)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, e := range ents {
-		if e.typ != fs.ModeSymlink {
+		if e.Type() != fs.ModeSymlink {
 			continue
 		}
-		real, err := filepath.EvalSymlinks(filepath.Join(etc, e.name))
+		real, err := filepath.EvalSymlinks(filepath.Join(etc, e.Name()))
 		if err != nil || !slices.ContainsFunc(dirs, func(d string) bool { return within(real, d) }) {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,37 +14,30 @@ import (
 
 // hideHostSockets mounts an empty tmpfs on each directory of fresh (/run)
 // with the paths of keep below it brought back, and gives the view the
-// IPC namespace's own POSIX objects (privateIPC).
+// IPC namespace's own POSIX objects (privateIPC), keeping the scope's
+// roots below /dev/shm.
 func hideHostSockets(fresh, keep []string) error {
 	for _, dir := range fresh {
-		var mine []string
-		for _, k := range keep {
-			if within(k, dir) {
-				mine = append(mine, k)
-			}
-		}
-		if err := mountFresh(dir, "0755", mine); err != nil {
+		if err := mountFresh(dir, "0755", pathsWithin(keep, dir)); err != nil {
 			return err
 		}
 	}
-	return privateIPC()
+	return privateIPC(slices.DeleteFunc(pathsWithin(keep, "/dev/shm"), func(k string) bool { return k == "/dev/shm" }))
 }
 
 // privateIPC mounts the mqueue file system of the helper's IPC namespace
-// on /dev/mqueue, and an empty tmpfs on /dev/shm (POSIX shared memory),
-// where the host has those directories: the host's message queues and
-// shared memory objects are out of reach, by name and by path.
-func privateIPC() error {
-	for _, m := range []struct{ dir, fstype, data string }{
-		{"/dev/mqueue", "mqueue", ""},
-		{"/dev/shm", "tmpfs", "mode=1777"},
-	} {
-		if fi, err := os.Lstat(m.dir); err != nil || !fi.IsDir() {
-			continue
+// on /dev/mqueue, and an empty tmpfs on /dev/shm (POSIX shared memory)
+// with the paths of keep brought back (the scope's roots there), where the
+// host has those directories: the host's message queues and shared memory
+// objects are out of reach, by name and by path.
+func privateIPC(keep []string) error {
+	if fi, err := os.Lstat("/dev/mqueue"); err == nil && fi.IsDir() {
+		if err := unix.Mount("mqueue", "/dev/mqueue", "mqueue", unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+			return fmt.Errorf("mount private /dev/mqueue: %w", err)
 		}
-		if err := unix.Mount(m.fstype, m.dir, m.fstype, unix.MS_NOSUID|unix.MS_NODEV, m.data); err != nil {
-			return fmt.Errorf("mount private %s: %w", m.dir, err)
-		}
+	}
+	if fi, err := os.Lstat("/dev/shm"); err == nil && fi.IsDir() {
+		return mountFresh("/dev/shm", "1777", keep)
 	}
 	return nil
 }
@@ -70,7 +64,7 @@ func probeHostSockets() error {
 	if _, err := os.Lstat(run + "/gone"); err == nil {
 		return errors.New("a fresh tmpfs shows what it covers")
 	}
-	return privateIPC()
+	return privateIPC(nil)
 }
 
 // probeSeccomp installs the filter refusing AF_UNIX sockets and checks

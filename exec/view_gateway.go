@@ -9,6 +9,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -37,6 +38,9 @@ func (sh *shell) Masked(dir string, follow bool) bool {
 	}
 	v := sh.rules.View
 	if v == nil || (follow && !v.linksToo) {
+		return false
+	}
+	if slices.ContainsFunc(v.partial, func(p string) bool { return within(dir, p) || within(p, dir) }) {
 		return false
 	}
 	for _, root := range v.complete {
@@ -152,7 +156,7 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".probe-*")
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -236,15 +240,22 @@ type viewConn struct {
 	// netSock and netPeer are the gateway's and the helper's ends of the
 	// socket pair of netFD, for a view whose network is "proxy".
 	netSock, netPeer *os.File
+	// masks is the memfd of masksFD.
+	masks *os.File
 }
 
 // startView makes the pipes of a private view and sets cmd to start the
 // helper with them in its namespaces. The caller closes the result.
-// network is the view's network ([view.Network]).
-func startView(cmd *osexec.Cmd, network string) (*viewConn, error) {
+// v is the program's view.
+func startView(cmd *osexec.Cmd, v *view) (*viewConn, error) {
+	network := v.Network
 	var vc viewConn
 	var err error
+	if vc.masks, err = writeMasks(v.Masks); err != nil {
+		return nil, err
+	}
 	if vc.alive, vc.held, err = os.Pipe(); err != nil {
+		vc.close()
 		return nil, fmt.Errorf("make liveness pipe: %w", err)
 	}
 	if vc.status, vc.said, err = os.Pipe(); err != nil {
@@ -259,7 +270,7 @@ func startView(cmd *osexec.Cmd, network string) (*viewConn, error) {
 		}
 		vc.netSock, vc.netPeer = os.NewFile(uintptr(fds[0]), "net"), os.NewFile(uintptr(fds[1]), "net-helper")
 	}
-	cmd.ExtraFiles = viewExtraFiles(vc.alive, vc.said, vc.netPeer)
+	cmd.ExtraFiles = viewExtraFiles(vc.alive, vc.said, vc.netPeer, vc.masks)
 	cmd.SysProcAttr = namespaceAttr(network != "")
 	return &vc, nil
 }
@@ -298,7 +309,7 @@ func (vc *viewConn) wait() (built bool, code int) {
 
 // close releases the pipes.
 func (vc *viewConn) close() {
-	for _, f := range []*os.File{vc.said, vc.status, vc.alive, vc.held, vc.netSock, vc.netPeer} {
+	for _, f := range []*os.File{vc.said, vc.status, vc.alive, vc.held, vc.netSock, vc.netPeer, vc.masks} {
 		if f != nil {
 			f.Close()
 		}

@@ -28,7 +28,10 @@ import (
 //     below /tmp (read, write, the call's TMPDIR) and moving the clones
 //     back to their paths inside it; then the same on /run and /var/run
 //     with the sockets the scope names, and the IPC namespace's own
-//     /dev/mqueue and an empty /dev/shm (sockets_helper.go);
+//     /dev/mqueue and an empty /dev/shm (sockets_helper.go); then the
+//     same for each directory of [view.Hide] with the trees of
+//     [view.Bind], recreating [view.Links] on the way, and makes each such
+//     tmpfs read-only (view_hide.go);
 //  3. masks every path of [view.Masks] (deny matches, host secrets) and
 //     of [view.SocketMasks] (the other host sockets): an
 //     empty read-only file bound over a file, an empty read-only tmpfs
@@ -172,6 +175,9 @@ func runInView(rl rules, program string, argv []string) int {
 	if err != nil {
 		return fail("working directory: %v", err)
 	}
+	if rl.View.Masks, err = readMasks(); err != nil {
+		return fail("private view: %v", err)
+	}
 	if err := buildView(*rl.View); err != nil {
 		return fail("private view: %v", err)
 	}
@@ -221,6 +227,9 @@ func buildView(v view) error {
 	}
 	// No host socket, no host IPC object (sockets_helper.go).
 	if err := hideHostSockets(v.Fresh, v.Keep); err != nil {
+		return err
+	}
+	if err := hideAll(v.Hide, v.Bind, v.Links); err != nil {
 		return err
 	}
 	// Masks first: they need the private /tmp writable (a read-only root

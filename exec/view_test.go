@@ -336,118 +336,11 @@ func TestShellLandlockFallback(t *testing.T) {
 	}
 }
 
-func TestDenyWalk(t *testing.T) {
-	root := realDir(t)
-	for _, f := range []string{".env", "a/.env", "a/b/c/.Env", "a/ok", "node_modules/p/q/r", "a/node_modules/x",
-		"home/.cargo/credentials.toml", "home/.cargo/registry/x", "keep/.ssh/id"} {
-		writeFile(t, filepath.Join(root, f), "x", 0o644)
-	}
-	if err := os.Symlink("/etc", filepath.Join(root, "a", "link")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(".env", filepath.Join(root, "a", "envlink.env")); err != nil {
-		t.Fatal(err)
-	}
-	pats := []string{"**/.env", "**/node_modules/**", "**/.cargo/credentials*", "**/.ssh/**", "/proc/[0-9]*/**", "**/*link.env"}
-	w := &denyWalk{pats: compileDeny(pats), host: new(Host), now: time.Now(), max: 1000}
-	if err := w.root(root); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, p := range w.out {
-		got = append(got, strings.TrimPrefix(p, root+"/"))
-	}
-	slices.Sort(got)
-	want := []string{".env", "a/.env", "a/b/c/.Env", "a/node_modules", "home/.cargo/credentials.toml", "keep/.ssh", "node_modules"}
-	if !slices.Equal(got, want) {
-		t.Errorf("masks %q, want %q", got, want)
-	}
-	// Matched directories are not entered: node_modules/p/q/r and
-	// keep/.ssh/id are never visited.
-	if w.n > 20 {
-		t.Errorf("visited %d entries", w.n)
-	}
-
-	t.Run("root inside a denied directory", func(t *testing.T) {
-		w := &denyWalk{pats: compileDeny(pats), host: new(Host), now: time.Now(), max: 1000}
-		if err := w.root(filepath.Join(root, "node_modules", "p")); err != nil {
-			t.Fatal(err)
-		}
-		if len(w.out) != 1 {
-			t.Errorf("masks %q", w.out)
-		}
-	})
-	t.Run("absolute patterns prune", func(t *testing.T) {
-		w := &denyWalk{pats: compileDeny([]string{strings.ToLower(root) + "/home/.cargo/credentials*"}), host: new(Host), now: time.Now(), max: 1000}
-		if err := w.root(root); err != nil {
-			t.Fatal(err)
-		}
-		if len(w.out) != 1 || w.n > 12 {
-			t.Errorf("masks %q after %d entries", w.out, w.n)
-		}
-	})
-	t.Run("cap fails closed", func(t *testing.T) {
-		w := &denyWalk{pats: compileDeny(pats), host: new(Host), now: time.Now(), max: 5}
-		if err := w.root(root); !errors.Is(err, ErrDenyWalkTooBig) {
-			t.Errorf("err %v", err)
-		}
-	})
-	t.Run("cache follows changes", func(t *testing.T) {
-		h := new(Host)
-		old := time.Now().Add(time.Hour) // every listing counts as settled
-		walk := func() []string {
-			w := &denyWalk{pats: compileDeny(pats), host: h, now: old, max: 1000}
-			if err := w.root(root); err != nil {
-				t.Fatal(err)
-			}
-			return w.out
-		}
-		before := walk()
-		writeFile(t, filepath.Join(root, "a", "b", ".env"), "x", 0o644)
-		after := walk()
-		if len(after) != len(before)+1 {
-			t.Errorf("a new .env was missed: %q", after)
-		}
-	})
-}
-
-// Roots too big to walk get Landlock alone, never a view with masks
-// missing, and the result says so.
-func TestShellDenyWalkTooBigFallsBack(t *testing.T) {
-	requireNamespaces(t)
-	proj := viewFixture(t)
-	r := newRunner(t, Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Deny: []string{"**/.env"}, Network: hostNetwork})
-	r.walkMax = 3
-	res, err := run(t, r, policy.ToolShell, shellArgs("cat sub/ok.txt; touch ran; cat /proc/1/environ"), proj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Confinement != ConfinementLandlock {
-		t.Errorf("confinement %q, want %q", res.Confinement, ConfinementLandlock)
-	}
-	if !strings.Contains(res.Stdout, allowed) || !exists(filepath.Join(proj, "ran")) {
-		t.Errorf("the program did not run: %+v", res)
-	}
-	if !strings.Contains(res.Stderr, "/proc/1/environ: Permission denied") {
-		t.Errorf("not confined by Landlock: %q", res.Stderr)
-	}
-	// A root / is not walked: its write roots are, and a write root
-	// holding the system is refused.
-	// A root / is not walked; a home that holds the project is not walked
-	// into the project.
-	home := filepath.Dir(proj)
-	r = newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Home: home, Deny: []string{"**/.env"}})
-	var v view
-	if err := r.denyMasks(&v); err != nil || slices.Contains(v.Masks, filepath.Join(proj, ".env")) || len(v.complete) > 0 {
-		t.Errorf("read root /: view %+v, %v; want the project left alone, no root complete", v, err)
-	}
-}
-
-// A scope that reads the whole system (the coding profile) still gets the
-// private view: the host's secrets and what the deny patterns match in the
-// home directory (two levels deep) read as empty. The project, its write
-// root, is left as it is (.git and node_modules stay usable; its deny
-// patterns bind the decision).
+// A scope that reads the whole system (the coding profile) gets the
+// private view of viewplan.go: its project walked and masked like any
+// root, the home directory replaced by an empty one holding only what the
+// view binds back (here the files the command names, themselves walked
+// and masked), the host's secrets masked.
 func TestShellPrivateViewWholeSystemRead(t *testing.T) {
 	requireNamespaces(t)
 	proj := viewFixture(t)
@@ -457,33 +350,61 @@ func TestShellPrivateViewWholeSystemRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
+	other := filepath.Join(home, "code", "a", "b", "c")
 	writeFile(t, filepath.Join(home, ".ssh", "id_ed25519"), canary+"\n", 0o600)
 	writeFile(t, filepath.Join(home, ".config", "gh", "hosts.yml"), "oauth_token: "+canary+"\n", 0o600)
 	writeFile(t, filepath.Join(home, ".bash_history"), "export TOKEN="+canary+"\n", 0o600)
 	writeFile(t, filepath.Join(home, "notes.txt"), allowed+"\n", 0o644)
+	writeFile(t, filepath.Join(home, ".mozilla", "profile", "cookies.sqlite"), canary+" unnamed by any glob\n", 0o600)
+	writeFile(t, filepath.Join(other, ".env"), "TOKEN="+canary+"\n", 0o600)
+	writeFile(t, filepath.Join(other, "readme.txt"), allowed+" deep\n", 0o644)
+	// The user's git configuration, a link into a dotfiles repository.
+	writeFile(t, filepath.Join(home, "dotfiles", "gitconfig"), "[user]\n\tname = "+allowed+"\n", 0o644)
+	if err := os.Symlink("dotfiles/gitconfig", filepath.Join(home, ".gitconfig")); err != nil {
+		t.Fatal(err)
+	}
 	r := newRunner(t, Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Home: home,
 		Deny: []string{"**/.env", "**/node_modules/**", "**/.ssh/**", "**/.config/gh/**", "**/.*_history"}})
 	secrets := hostSecretLines(t)
-	cmd := "cat " + home + "/.ssh/id_ed25519 " + home + "/.config/gh/hosts.yml " +
-		home + "/.bash_history /etc/shadow; cat " + home + "/notes.txt sub/ok.txt"
-	res, err := run(t, r, policy.ToolShell, shellArgs(cmd), proj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Confinement != ConfinementNamespaces {
-		t.Errorf("confinement %q, want %q", res.Confinement, ConfinementNamespaces)
-	}
-	out := res.Stdout + res.Stderr
-	if strings.Contains(out, canary) {
-		t.Errorf("a denied file was read: %s", out)
-	}
-	for _, l := range secrets {
-		if strings.Contains(out, l) {
-			t.Errorf("a host secret was read: %q", l)
-		}
-	}
-	if strings.Count(res.Stdout, allowed) != 2 {
-		t.Errorf("allowed files not read: %+v", res)
+	for _, tc := range []struct {
+		cmd     string
+		allowed int // lines with the allowed marker
+	}{
+		{"cat " + home + "/.ssh/id_ed25519 " + home + "/.config/gh/hosts.yml " +
+			home + "/.bash_history /etc/shadow; cat " + home + "/notes.txt sub/ok.txt", 2},
+		{"cat .env sub/.ENV node_modules/x/secret.txt", 0},
+		{"cat " + other + "/.env " + other + "/readme.txt", 1},
+		{"grep -r CANARY .", 1},
+		{"grep -r CANARY " + home, 1}, // the git configuration, bound back
+		{"find " + home + " -type f -exec cat {} +", 1},
+		{"/bin/sh -c 'cat " + home + "/.mozilla/profile/cookies.sqlite; ls -a " + home + "'", 0},
+		{"/bin/sh -c 'cat " + home + "/.gitconfig'", 1},
+	} {
+		t.Run(tc.cmd, func(t *testing.T) {
+			res, err := run(t, r, policy.ToolShell, shellArgs(tc.cmd), proj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Confinement != ConfinementNamespaces {
+				t.Errorf("confinement %q, want %q", res.Confinement, ConfinementNamespaces)
+			}
+			out := res.Stdout + res.Stderr
+			if strings.Contains(out, canary) {
+				t.Errorf("a denied or hidden file was read: %s", out)
+			}
+			for _, l := range secrets {
+				if strings.Contains(out, l) {
+					t.Errorf("a host secret was read: %q", l)
+				}
+			}
+			if strings.Count(res.Stdout, allowed) != tc.allowed {
+				t.Errorf("allowed files read %d times, want %d: %+v", strings.Count(res.Stdout, allowed), tc.allowed, res)
+			}
+			if strings.Contains(tc.cmd, "ls -a") && (strings.Contains(res.Stdout, ".mozilla") || strings.Contains(res.Stdout, "notes.txt") ||
+				!strings.Contains(res.Stdout, ".gitconfig")) {
+				t.Errorf("the home directory shows what no one bound back: %s", res.Stdout)
+			}
+		})
 	}
 }
 
@@ -549,11 +470,18 @@ func (c pathChecker) TrustedPath() []string {
 
 // The runner tells the Checker, for each program, which trees its view
 // masks whole: the roots of a scope it walked, with link-following readers
-// too; nothing under Landlock alone or for a scope reading the system.
+// too; for a scope reading the system, its walked roots and the hidden
+// directories (which show only walked trees), not the system directories
+// nor link-following readers; nothing under Landlock alone.
 func TestShellReportsMaskedTrees(t *testing.T) {
 	requireNamespaces(t)
 	proj := viewFixture(t)
 	other := realDir(t)
+	home, err := os.MkdirTemp("/var/tmp", "scopegate-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
 	for _, tc := range []struct {
 		name     string
 		opts     Options
@@ -566,7 +494,10 @@ func TestShellReportsMaskedTrees(t *testing.T) {
 		{"view, following links", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}}, proj, true, true, ConfinementNamespaces},
 		{"view, outside the roots", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}}, other, false, false, ConfinementNamespaces},
 		{"landlock alone", Options{ReadRoots: []string{proj}, WriteRoots: []string{proj}, Namespaces: NamespacesOff, Network: hostNetwork}, proj, false, false, ConfinementLandlock},
-		{"scope reading the system", Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}}, proj, false, false, ConfinementNamespaces},
+		{"scope reading the system, its project", Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}}, proj, false, true, ConfinementNamespaces},
+		{"scope reading the system, following links", Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}}, proj, true, false, ConfinementNamespaces},
+		{"scope reading the system, a hidden directory", Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Home: home}, filepath.Join(home, "code"), false, true, ConfinementNamespaces},
+		{"scope reading the system, a system directory", Options{ReadRoots: []string{"/"}, WriteRoots: []string{proj}}, "/usr/share", false, false, ConfinementNamespaces},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got *bool
@@ -603,7 +534,7 @@ func TestShellProgramData(t *testing.T) {
 		"/usr/bin/node": {filepath.Join(proj, ".git"), filepath.Join(proj, ".env")},
 		"/usr/bin/cat":  rl.View.Masks,
 	} {
-		got := withProgramData(rl, prog).View.Masks
+		got := withProgramData(rl, programData(prog, nil, "")).View.Masks
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: masks %v, want %v", prog, got, want)
 		}
@@ -747,19 +678,6 @@ func TestShellPrivateViewReadOnlyTmp(t *testing.T) {
 
 // The home walk of a scope reading /** goes deeper only on the way to a
 // pattern's named directories.
-func TestDenyPatternLeadsTo(t *testing.T) {
-	pats := compileDeny([]string{"**/.config/pip/pip.conf", "**/.ssh/**", "**/.*_history"})
-	for dir, want := range map[string]bool{
-		"/home/u/.config": true, "/home/u/.config/pip": true, "/home/u/pip": false,
-		"/home/u/.config/gh": false, "/home/u/.ssh": false, "/home/u/src": false,
-	} {
-		got := slices.ContainsFunc(pats, func(d denyPattern) bool { return d.leadsTo(dir) })
-		if got != want {
-			t.Errorf("leadsTo(%s) = %v, want %v", dir, got, want)
-		}
-	}
-}
-
 // TestShellPrivateViewHelperOutOfReach checks that the program cannot
 // reach the helper that supervises it, though both run as the same user
 // in the same namespaces: not its pipes (through /proc/1/fd, to forge or

@@ -172,6 +172,20 @@ func New(opts Options) *Gateway {
 	return g
 }
 
+// IndexDirName is the directory below the sessions root where the private
+// view's deny walk keeps its index (exec.Options.IndexDir): a protected
+// root, which no tool call can write.
+const IndexDirName = ".scopegate-index"
+
+// indexDir is where the deny walk keeps its index ("" without a sessions
+// root: each process walks anew).
+func (g *Gateway) indexDir() string {
+	if g.opts.SessionsDir == "" {
+		return ""
+	}
+	return filepath.Join(g.opts.SessionsDir, IndexDirName)
+}
+
 func systemHome(name string) (string, bool) {
 	u, err := user.Lookup(name)
 	if err != nil || u.HomeDir == "" {

@@ -105,6 +105,8 @@ func (g *Gateway) runnerOptions(dec decision) (opts exec.Options, seen *observed
 		Network:      network,
 		Host:         &g.host,
 		Home:         g.opts.Home,
+		ProjectRoot:  dec.branch.meta().cwd,
+		IndexDir:     g.indexDir(),
 		Confine:      g.opts.Confine,
 		MaxOutput:    g.opts.MaxOutput,
 		SessionStart: dec.branch.sessionStart,

@@ -454,6 +454,9 @@ func (c *checker) checkOperands(p *parsed, mode operandMode, cwd string) {
 		if c.fileURL(p, a.s, cwd) {
 			continue
 		}
+		if c.ownArgument(p, i, a.s) {
+			continue
+		}
 		if strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
 			c.optionLikeOperand(p, a.s, cwd)
 			continue
@@ -463,6 +466,32 @@ func (c *checker) checkOperands(p *parsed, mode operandMode, cwd string) {
 			c.operand(a.s, access, cwd, p.prog+" operand")
 		}
 	}
+}
+
+// ownArgument reports whether, in confined execution, the operand s at
+// index i is decided as no path: an argument starting with "/" (or an
+// option, "--url=/x") that no table row makes a path, because it is an
+// argument of the script an interpreter or a shell runs, or an operand of
+// a program the tables do not know. What the program then opens with it
+// is bounded by its private view and Landlock (/api/users given to
+// python3 tool.py). Where the caller runs the command (check), such
+// arguments stay checked as paths.
+func (c *checker) ownArgument(p *parsed, i int, s string) bool {
+	if c.env.execution() != ExecutionConfined || !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "-") {
+		return false
+	}
+	if p.leaf == nil {
+		return true
+	}
+	if !p.leaf.scriptArgs || i == 0 {
+		return false
+	}
+	for _, o := range p.occ {
+		if o.opt != nil && o.opt.stop && o.has {
+			return false // python3 -m MODULE: the module's table row decides
+		}
+	}
+	return true
 }
 
 // optionLikeOperand checks an option the table does not know, given where

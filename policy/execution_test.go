@@ -68,3 +68,48 @@ func TestExecutionModeRecursiveReaders(t *testing.T) {
 		}
 	}
 }
+
+// An argument starting with "/" that no table row makes a path (a script's
+// own, an operand of a program no row describes) is no path in confined
+// execution, where the private view bounds what the program opens; check
+// keeps deciding it as a path. What a row says is a path stays one.
+func TestExecutionModeScriptArguments(t *testing.T) {
+	proj := t.TempDir()
+	if err := os.WriteFile(filepath.Join(proj, ".env"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := policy.Compile(policy.Document{
+		Paths: policy.PathRules{Read: []string{proj + "/**"}, Write: []string{proj + "/**"}, Deny: []string{"**/.env"}},
+		Shell: policy.ShellRules{Allow: []string{"python3", "node", "sh", "cat", "mytool"}},
+	}, policy.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decide := func(cmd string, execution policy.Execution) policy.Decision {
+		args, _ := json.Marshal(policy.ShellArgs{Command: cmd})
+		return sc.Decide(policy.Call{Tool: policy.ToolShell, Args: args, Cwd: proj}, policy.Env{Execution: execution})
+	}
+	for _, tc := range []struct {
+		cmd      string
+		confined bool // allowed when confined (external refuses them all)
+	}{
+		{"python3 tool.py /api/users", true},
+		{"python3 tool.py --path=/api/users", true},
+		{"node app.js /api/users /v2", true},
+		{"sh -c 'echo \"$1\"' sh /api/users", true},
+		{"sh run.sh /api/users", true},
+		{"mytool /api/users", true},
+		{"python3 /api/tool.py", false},
+		{"python3 -m json.tool /api/users", false},
+		{"cat /api/users", false},
+		{"python3 tool.py " + proj + "/.env", true},
+		{"python3 tool.py .env", false},
+	} {
+		if d := decide(tc.cmd, policy.ExecutionExternal); d.Allowed {
+			t.Errorf("%s, external: allowed", tc.cmd)
+		}
+		if d := decide(tc.cmd, policy.ExecutionConfined); d.Allowed != tc.confined {
+			t.Errorf("%s, confined: %+v; want allowed %v", tc.cmd, d, tc.confined)
+		}
+	}
+}

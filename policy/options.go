@@ -79,6 +79,9 @@ type spec struct {
 	operands   operandMode
 	singleDash bool // long options take one dash (go, find)
 	posixStop  bool // options end at the first operand
+	// scriptArgs: the first operand is a script (or a shell's command
+	// string), the others are its own arguments, not the program's.
+	scriptArgs bool
 	// subs are subcommands, selected by the first operand.
 	subs map[string]*spec
 	// defSub is the spec of subcommands not in subs.

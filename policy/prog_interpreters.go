@@ -14,7 +14,7 @@ import "strings"
 // registerInterpreters adds the table rows of this file.
 func registerInterpreters(add adder) {
 	interp := func(codeOpts string, extraOpts ...any) *spec {
-		return &spec{posixStop: true, extra: interpExtra, opts: opts(append([]any{code(codeOpts, whyCode)}, extraOpts...)...)}
+		return &spec{posixStop: true, scriptArgs: true, extra: interpExtra, opts: opts(append([]any{code(codeOpts, whyCode)}, extraOpts...)...)}
 	}
 	add(interp("-c", stopAt(val("-m")), val("-W"), val("-X"), val("--check-hash-based-pycs"),
 		flags("-b -B -d -E -h -i -I -O -OO -P -q -s -S -u -v -V -x --version --help")), "python", "python3", "python2", "pypy", "pypy3")
@@ -26,7 +26,7 @@ func registerInterpreters(add adder) {
 	add(interp("-e", inPlaceSuffix("-i"), val("-r"), val("-I"), chdir("-C"), oval("-E --encoding"), oval("-K"), oval("-T"), oval("-W"),
 		flags("-n -p -a -l -w -c -d -v -y -s -S --version -h --help")), "ruby")
 	add(interp("-e", flags("-q -v --version")), "php")
-	add(&spec{posixStop: true, extra: shellExtra, opts: opts(fl("-c"), fl("-s"), flags("-i -l --login"), val("-o +o"), val("-O +O"),
+	add(&spec{posixStop: true, scriptArgs: true, extra: shellExtra, opts: opts(fl("-c"), fl("-s"), flags("-i -l --login"), val("-o +o"), val("-O +O"),
 		rd("--rcfile --init-file"), flags("-e -u -x -v -n -f -h -B -H -P -T -p -r -a -b -m -t -k -E -C --norc --noprofile --posix --noediting --restricted"))},
 		"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish")
 }

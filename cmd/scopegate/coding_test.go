@@ -45,13 +45,25 @@ type codingSession struct {
 // the credentials and creates the session.
 func newCodingSession(t *testing.T, files map[string]string) *codingSession {
 	t.Helper()
+	return newCodingSessionAt(t, "", files)
+}
+
+// newCodingSessionAt is newCodingSession on the project directory proj
+// ("" for one in the workspace).
+func newCodingSessionAt(t *testing.T, proj string, files map[string]string) *codingSession {
+	t.Helper()
 	w := newWorkspace(t)
 	home, err := os.MkdirTemp("/var/tmp", "scopegate-coding-home-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
-	s := &codingSession{t: t, w: w, home: home, proj: filepath.Join(w.root, "proj"),
+	if proj == "" {
+		proj = filepath.Join(w.root, "proj")
+	} else if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &codingSession{t: t, w: w, home: home, proj: proj,
 		env: []string{"HOME=" + home, "GOFLAGS=", "GOTOOLCHAIN=local"}}
 	write := func(p, content string) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -129,7 +141,9 @@ func (s *codingSession) unconfined(dir, name string, args ...string) {
 
 // checkSecrets requires that no planted credential is readable: not by
 // file tools, not by a project script reading every file of the home
-// directory. seen names files the script must list (so it ran).
+// directory, where it finds only what the view binds back (the caches the
+// profile writes), not the credential stores. seen names files the script
+// must list (so it ran).
 func (s *codingSession) checkSecrets(seen ...string) {
 	s.t.Helper()
 	for rel := range codingSecrets() {
@@ -156,10 +170,15 @@ func (s *codingSession) checkSecrets(seen ...string) {
 	if r == nil || r["truncated"] != false || strings.Contains(out, codingCanary) {
 		s.t.Errorf("a program read a credential, or did not run whole: %s", out)
 	}
-	// The walk lists the masked files (read as empty), so it ran.
-	for _, name := range append([]string{".git-credentials", ".npmrc", ".pypirc", "pip.conf"}, seen...) {
+	for _, name := range seen {
 		if !strings.Contains(out, name) {
 			s.t.Errorf("the walk did not list %s: %s", name, out)
+		}
+	}
+	// The credential stores are not in the view at all.
+	for _, name := range []string{".git-credentials", ".npmrc", ".pypirc", "pip.conf", "id_ed25519", ".aws", "hosts.yml", ".bash_history"} {
+		if strings.Contains(out, name) {
+			s.t.Errorf("the walk listed %s: %s", name, out)
 		}
 	}
 }
@@ -181,7 +200,7 @@ func TestCodingProfileBuildsAndKeepsSecrets(t *testing.T) {
 		!strings.Contains(r["stdout"].(string), "A  main.go") {
 		t.Fatalf("build, test and git under the coding profile: %v", res)
 	}
-	s.checkSecrets()
+	s.checkSecrets(filepath.Join(".cache", "go-build", "README"))
 	if _, r := s.shell("cat main.go"); r == nil || !strings.Contains(r["stdout"].(string), "dep.Answer") {
 		t.Errorf("cat main.go: %v", r)
 	}

@@ -1,0 +1,913 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/sys/unix"
+)
+
+// The deny walk and its index.
+//
+// The private view masks what the deny globs match below every tree it
+// shows whole, and every regular file there with more than one hard link
+// (its other names may be denied or outside the scope). Finding them means
+// looking at every entry of those trees, which a project of a million
+// entries cannot afford on every call. So what the walk finds is kept per
+// directory (dirRecord: the names to mask, the directories to enter),
+// keyed by the directory's device, inode, mtime and ctime in nanoseconds.
+// A later walk stats each directory and lists again only those whose key
+// changed: a name added, removed or renamed in a directory (a new hard
+// link, a file renamed into place) changes its mtime and ctime, and no
+// program can set a ctime back. Listing is parallel (one getdents stream
+// per worker), and only regular files are stat'ed, for their link count,
+// and only in directories being listed.
+//
+// A directory that changed within racyWindow of the walk is not kept: a
+// change in the same tick of the file system's clock would leave its times
+// as they were.
+//
+// The index lives in the Host (shared by the process: serve keeps it in
+// memory) and, per walked tree and deny set, in a cache file below
+// Options.IndexDir, which no tool call can write (the sessions root): it is
+// trusted only when it is a regular file owned by this user, mode 0600, in
+// a directory owned by this user that no one else can write, and whole
+// (its checksum holds). Anything else is ignored and the tree walked anew.
+
+// dirKey is a directory's identity and change times.
+type dirKey struct {
+	dev, ino     uint64
+	mtime, ctime int64 // nanoseconds
+}
+
+func keyOf(st *unix.Stat_t) dirKey {
+	return dirKey{dev: st.Dev, ino: st.Ino, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+}
+
+// dirRecord is what the walk keeps of one directory.
+type dirRecord struct {
+	key dirKey
+	// masked are the entries the view masks: deny matches (a directory
+	// whole) and regular files with more than one hard link.
+	masked []string
+	// subdirs are the entries the walk enters: directories no glob matches.
+	subdirs []string
+	// sockets are the unix sockets among the entries (sockets.go masks
+	// the host's sockets).
+	sockets []string
+	// git: the directory holds an entry named .git that is no symbolic
+	// link (repos.go).
+	git bool
+	// self: the directory cannot be listed (searchable, perhaps, but not
+	// readable): it is masked whole, since what it holds cannot be known.
+	self bool
+}
+
+// denyIndex is the index of one deny set: the records of every directory
+// walked with it, by path.
+type denyIndex struct {
+	m *denyMatcher
+	// id names the deny set in cache files.
+	id string
+
+	mu   sync.RWMutex
+	dirs map[string]*dirRecord
+	// loaded are the trees whose cache file this process has read.
+	loaded map[string]bool
+}
+
+// maxIndexDirs bounds the directories a process keeps in one index;
+// past it the index starts over (and reads the cache files again).
+const maxIndexDirs = 2_000_000
+
+// index returns the Host's index of a deny set (lower-case globs). Globs
+// below the kernel's file systems (/proc/<pid>, which differs from process
+// to process) are left out: no walk goes there.
+func (h *Host) index(deny []string) *denyIndex {
+	deny = slices.DeleteFunc(slices.Clone(deny), func(p string) bool {
+		base, _ := doublestar.SplitPattern(p)
+		return strings.HasPrefix(p, "/") && (within(base, "/proc") || within(base, "/sys") || within(base, "/dev"))
+	})
+	sum := sha256.Sum256([]byte(strings.Join(deny, "\x00")))
+	id := hex.EncodeToString(sum[:16])
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ix, ok := h.indexes[id]; ok {
+		return ix
+	}
+	if h.indexes == nil {
+		h.indexes = map[string]*denyIndex{}
+	}
+	ix := &denyIndex{m: compileDeny(deny), id: id, dirs: map[string]*dirRecord{}, loaded: map[string]bool{}}
+	h.indexes[id] = ix
+	return ix
+}
+
+func (ix *denyIndex) get(dir string) *dirRecord {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.dirs[dir]
+}
+
+func (ix *denyIndex) put(dir string, rec *dirRecord) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if len(ix.dirs) >= maxIndexDirs {
+		ix.dirs, ix.loaded = map[string]*dirRecord{}, map[string]bool{}
+	}
+	ix.dirs[dir] = rec
+}
+
+// treeResult is what a walk found below one tree.
+type treeResult struct {
+	root string
+	// masks are the paths to mask, sorted.
+	masks []string
+	// gits are the .git entries below the tree, not below another .git;
+	// sockets the unix sockets below it.
+	gits, sockets []string
+	// err, when set, says why the tree's masks are not all known.
+	err error
+	// listed counts the directories listed (not taken from the index),
+	// entries the entries they held.
+	listed, entries int
+}
+
+// walkTrees finds what the view must mask below each tree (absolute,
+// clean; a file is a tree of one): in parallel, from the index where
+// directories did not change. depth, when not 0, is how many levels below
+// each tree's root are looked at. store, when set, is the directory of the
+// cache files; what changed is written there by the returned function,
+// which the caller runs once the view no longer waits for it.
+func (ix *denyIndex) walkTrees(ctx context.Context, trees []string, depth int, store string, now time.Time) ([]treeResult, func()) {
+	w := &walker{ix: ix, ctx: ctx, now: now, depth: depth, res: make([]treeResult, len(trees)), changed: make([]bool, len(trees)),
+		listed: make([]atomic.Int64, len(trees)), entries: make([]atomic.Int64, len(trees))}
+	w.cond = sync.NewCond(&w.mu)
+	for i, t := range trees {
+		w.res[i].root = t
+		if store != "" {
+			ix.load(store, t)
+		}
+		w.start(i, t)
+	}
+	w.workers = min(max(4, 2*runtime.GOMAXPROCS(0)), 16)
+	w.failed = make([]atomic.Bool, len(trees))
+	for i := range w.res {
+		if w.res[i].err != nil {
+			w.failed[i].Store(true)
+		}
+	}
+	var wg sync.WaitGroup
+	for range w.workers {
+		wg.Go(w.work)
+	}
+	wg.Wait()
+	for i := range w.res {
+		r := &w.res[i]
+		slices.Sort(r.masks)
+		slices.Sort(r.gits)
+		slices.Sort(r.sockets)
+		r.listed, r.entries = int(w.listed[i].Load()), int(w.entries[i].Load())
+	}
+	save := func() {}
+	if store != "" {
+		var changed []string
+		for i, c := range w.changed {
+			if (c || !ix.savedOnce(store, trees[i])) && ix.get(trees[i]) != nil {
+				changed = append(changed, trees[i])
+			}
+		}
+		if len(changed) > 0 {
+			save = func() {
+				for _, t := range changed {
+					_ = ix.save(store, t) // a cache: a failed write costs the next walk time, never a mask
+				}
+			}
+		}
+	}
+	return w.res, save
+}
+
+// walker is one walk of several trees.
+type walker struct {
+	ix    *denyIndex
+	ctx   context.Context
+	now   time.Time
+	depth int
+
+	mu    sync.Mutex
+	cond  *sync.Cond
+	queue []walkTask
+	// workers is how many work; waiting how many wait in take; done is
+	// set once all wait with nothing queued.
+	workers int
+	waiting atomic.Int32
+	done    bool
+	res     []treeResult
+	// failed says which trees have an error (their directories are
+	// skipped).
+	failed []atomic.Bool
+	// changed says which trees had a directory listed anew.
+	changed []bool
+	// listed and entries count, per tree, the directories listed anew
+	// and the entries they held.
+	listed, entries []atomic.Int64
+}
+
+// walkTask is a directory to visit: its path, lower-cased (deny globs
+// ignore case), and the tree it belongs to.
+type walkTask struct {
+	dir, lower string
+	tree       int
+	// level is how far below the tree's root dir lies.
+	level int
+}
+
+// start looks at a tree's root: gone, a link (its target is decided by its
+// own root), matched whole, a file, or a directory to walk.
+func (w *walker) start(i int, root string) {
+	var st unix.Stat_t
+	err := unix.Lstat(root, &st)
+	switch {
+	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES):
+		return // gone, or out of every program's reach
+	case err != nil:
+		w.res[i].err = fmt.Errorf("stat %s: %w", root, err)
+		return
+	}
+	lower := strings.ToLower(root)
+	switch {
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+	case w.ix.m.full(lower):
+		w.res[i].masks = append(w.res[i].masks, root)
+	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		w.queue = append(w.queue, walkTask{dir: root, lower: lower, tree: i})
+	case st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1:
+		w.res[i].masks = append(w.res[i].masks, root)
+	}
+}
+
+// work visits directories until none is left: depth first on a stack of
+// its own, handing half of it to the shared queue when another worker
+// waits for work.
+func (w *walker) work() {
+	buf := make([]byte, 64<<10)
+	var out walkOut
+	var local []walkTask
+	masks := make([][]string, len(w.res))
+	gits := make([][]string, len(w.res))
+	sockets := make([][]string, len(w.res))
+	for {
+		if len(local) == 0 {
+			t, ok := w.take()
+			if !ok {
+				break
+			}
+			local = append(local, t)
+		}
+		t := local[len(local)-1]
+		local = local[:len(local)-1]
+		if w.failed[t.tree].Load() {
+			continue
+		}
+		out.reset()
+		if err := w.visit(t, buf, &out); err != nil {
+			w.fail(t.tree, err)
+			continue
+		}
+		masks[t.tree] = append(masks[t.tree], out.masks...)
+		gits[t.tree] = append(gits[t.tree], out.gits...)
+		sockets[t.tree] = append(sockets[t.tree], out.sockets...)
+		local = append(local, out.subs...)
+		if len(local) > 1 && w.waiting.Load() > 0 {
+			local = w.share(local)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.res {
+		w.res[i].masks = append(w.res[i].masks, masks[i]...)
+		w.res[i].gits = append(w.res[i].gits, gits[i]...)
+		w.res[i].sockets = append(w.res[i].sockets, sockets[i]...)
+	}
+}
+
+// take waits for a directory in the shared queue; false once every
+// worker waits and the queue is empty.
+func (w *walker) take() (walkTask, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.waiting.Add(1)
+	defer w.waiting.Add(-1)
+	for len(w.queue) == 0 {
+		if w.done || int(w.waiting.Load()) == w.workers {
+			w.done = true
+			w.cond.Broadcast()
+			return walkTask{}, false
+		}
+		w.cond.Wait()
+	}
+	t := w.queue[len(w.queue)-1]
+	w.queue = w.queue[:len(w.queue)-1]
+	return t, true
+}
+
+// share moves the bottom half of a worker's stack (the directories
+// nearest the root, with the most below them) to the shared queue.
+func (w *walker) share(local []walkTask) []walkTask {
+	half := len(local) / 2
+	w.mu.Lock()
+	w.queue = append(w.queue, local[:half]...)
+	w.mu.Unlock()
+	w.cond.Broadcast()
+	return append(local[:0], local[half:]...)
+}
+
+// fail records the first error of a tree; its other directories are
+// skipped.
+func (w *walker) fail(tree int, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.res[tree].err == nil {
+		w.res[tree].err = err
+	}
+	w.failed[tree].Store(true)
+}
+
+// walkOut is what one directory's visit found.
+type walkOut struct {
+	masks, gits, sockets []string
+	subs                 []walkTask
+}
+
+func (o *walkOut) reset() {
+	o.masks, o.gits, o.sockets, o.subs = o.masks[:0], o.gits[:0], o.sockets[:0], o.subs[:0]
+}
+
+// visit takes one directory's record from the index, or lists it anew.
+func (w *walker) visit(t walkTask, buf []byte, out *walkOut) error {
+	if err := w.ctx.Err(); err != nil {
+		return fmt.Errorf("stopped in %s: %w", t.dir, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(t.dir, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) {
+			return nil
+		}
+		return fmt.Errorf("stat %s: %w", t.dir, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil // replaced since its parent was listed (a link is decided by its own root)
+	}
+	rec := w.ix.get(t.dir)
+	if rec == nil || rec.key != keyOf(&st) {
+		var err error
+		if rec, err = w.list(t, buf); err != nil || rec == nil {
+			return err
+		}
+	}
+	if rec.self {
+		out.masks = append(out.masks, t.dir)
+		return nil
+	}
+	for _, name := range rec.masked {
+		out.masks = append(out.masks, t.dir+"/"+name)
+	}
+	for _, name := range rec.sockets {
+		out.sockets = append(out.sockets, t.dir+"/"+name)
+	}
+	if rec.git && !strings.Contains(t.dir+"/", "/.git/") {
+		out.gits = append(out.gits, t.dir+"/.git")
+	}
+	if w.depth > 0 && t.level+1 >= w.depth {
+		return nil
+	}
+	for _, name := range rec.subdirs {
+		out.subs = append(out.subs, walkTask{dir: t.dir + "/" + name, lower: t.lower + "/" + strings.ToLower(name), tree: t.tree, level: t.level + 1})
+	}
+	return nil
+}
+
+// list reads a directory anew and keeps its record unless it changed
+// within racyWindow. A directory that cannot be read is masked whole.
+func (w *walker) list(t walkTask, buf []byte) (*dirRecord, error) {
+	fd, err := unix.Open(t.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP):
+		return nil, nil
+	case errors.Is(err, unix.EACCES):
+		var st unix.Stat_t
+		if err := unix.Lstat(t.dir, &st); err != nil {
+			return nil, nil
+		}
+		rec := &dirRecord{key: keyOf(&st), self: true}
+		w.keep(t, rec)
+		return rec, nil
+	case err != nil:
+		return nil, fmt.Errorf("open %s: %w", t.dir, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("stat %s: %w", t.dir, err)
+	}
+	rec := &dirRecord{key: keyOf(&st)}
+	m := w.ix.m
+	fulls := m.fullFor(t.lower)
+	n := 0
+	for {
+		nb, err := unix.Getdents(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", t.dir, err)
+		}
+		if nb == 0 {
+			break
+		}
+		err = parseDirents(buf[:nb], func(name []byte, typ uint8) error {
+			n++
+			s := unsafe.String(&name[0], len(name)) // valid until buf is read into again
+			if s == "." || s == ".." {
+				return nil
+			}
+			if typ == unix.DT_UNKNOWN || typ == unix.DT_REG {
+				var err error
+				var nlink uint32
+				if typ, nlink, err = statAt(fd, name); err != nil {
+					return fmt.Errorf("stat %s/%s: %w", t.dir, s, err)
+				}
+				if typ == unix.DT_REG && nlink > 1 {
+					rec.masked = append(rec.masked, strings.Clone(s))
+					return nil
+				}
+			}
+			if typ == unix.DT_LNK || typ == 0 {
+				return nil // a link's target is decided by its own root; 0: gone
+			}
+			if typ == unix.DT_SOCK {
+				rec.sockets = append(rec.sockets, strings.Clone(s))
+				return nil
+			}
+			lowerName := strings.ToLower(s)
+			if m.entry(t.lower, lowerName, fulls) {
+				rec.masked = append(rec.masked, strings.Clone(s))
+				return nil
+			}
+			if s == ".git" {
+				rec.git = true
+			}
+			if typ == unix.DT_DIR {
+				rec.subdirs = append(rec.subdirs, strings.Clone(s))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	// Sorted: the cache file keeps them so, and its reader checks it.
+	slices.Sort(rec.masked)
+	slices.Sort(rec.subdirs)
+	slices.Sort(rec.sockets)
+	w.listed[t.tree].Add(1)
+	w.entries[t.tree].Add(int64(n))
+	w.keep(t, rec)
+	return rec, nil
+}
+
+// keep stores a record that did not change within racyWindow of the walk,
+// and marks the tree changed.
+func (w *walker) keep(t walkTask, rec *dirRecord) {
+	w.mu.Lock()
+	w.changed[t.tree] = true
+	w.mu.Unlock()
+	changed := max(rec.key.mtime, rec.key.ctime)
+	if w.now.UnixNano()-changed > int64(racyWindow) {
+		w.ix.put(t.dir, rec)
+	}
+}
+
+// racyWindow: a directory is kept only when it did not change for this
+// long before the walk, since a change within the timestamp granularity of
+// the file system would leave its times as they were.
+const racyWindow = 2 * time.Second
+
+// statAt returns the type (a DT_ constant, 0 when the entry is gone) and
+// link count of an entry of the directory dirfd; name is followed by a NUL
+// in its buffer (a getdents record), which statx reads as the path.
+func statAt(dirfd int, name []byte) (uint8, uint32, error) {
+	var stx unix.Statx_t
+	p := unsafe.Pointer(&name[0])
+	for {
+		_, _, e := unix.Syscall6(unix.SYS_STATX, uintptr(dirfd), uintptr(p),
+			unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_NLINK, uintptr(unsafe.Pointer(&stx)), 0)
+		switch e {
+		case 0:
+		case unix.EINTR:
+			continue
+		case unix.ENOENT, unix.EACCES, unix.ENOTDIR:
+			return 0, 0, nil
+		default:
+			return 0, 0, e
+		}
+		break
+	}
+	switch uint32(stx.Mode) & unix.S_IFMT {
+	case unix.S_IFREG:
+		return unix.DT_REG, stx.Nlink, nil
+	case unix.S_IFDIR:
+		return unix.DT_DIR, stx.Nlink, nil
+	case unix.S_IFLNK:
+		return unix.DT_LNK, stx.Nlink, nil
+	case unix.S_IFSOCK:
+		return unix.DT_SOCK, stx.Nlink, nil
+	}
+	return unix.DT_FIFO, stx.Nlink, nil // devices, fifos: nothing to mask or enter
+}
+
+// parseDirents calls fn for each linux_dirent64 record of buf, with the
+// entry's name (the NUL after it stays in buf) and type.
+func parseDirents(buf []byte, fn func(name []byte, typ uint8) error) error {
+	const nameOff = 19 // d_ino 8, d_off 8, d_reclen 2, d_type 1
+	for len(buf) > 0 {
+		if len(buf) < nameOff+1 {
+			return errors.New("list: short directory entry")
+		}
+		reclen := int(binary.NativeEndian.Uint16(buf[16:18]))
+		if reclen < nameOff+1 || reclen > len(buf) {
+			return errors.New("list: bad directory entry length")
+		}
+		name := buf[nameOff:reclen]
+		i := bytes.IndexByte(name, 0)
+		if i <= 0 {
+			return errors.New("list: directory entry without a name")
+		}
+		if err := fn(name[:i], buf[18]); err != nil {
+			return err
+		}
+		buf = buf[reclen:]
+	}
+	return nil
+}
+
+// The cache files.
+
+// indexMagic starts every cache file; a change of format changes it.
+const indexMagic = "scopegate deny index v1\n"
+
+// maxIndexFile bounds a cache file read back.
+const maxIndexFile = 1 << 30
+
+// file is the cache file of a tree.
+func (ix *denyIndex) file(store, tree string) string {
+	sum := sha256.Sum256([]byte(indexMagic + tree + "\x00" + ix.id))
+	return filepath.Join(store, hex.EncodeToString(sum[:16])+".idx")
+}
+
+// savedOnce reports whether the tree's cache file was read or written by
+// this index, so that an unchanged tree need not be written again.
+func (ix *denyIndex) savedOnce(store, tree string) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.loaded[ix.file(store, tree)]
+}
+
+// load merges the tree's cache file into the index, once per process;
+// a file that cannot be trusted or read whole is ignored.
+func (ix *denyIndex) load(store, tree string) {
+	path := ix.file(store, tree)
+	ix.mu.RLock()
+	done := ix.loaded[path]
+	ix.mu.RUnlock()
+	if done {
+		return
+	}
+	data, err := readPrivate(path)
+	var recs []pathRecord
+	if err == nil {
+		var root, id string
+		root, id, recs, err = decodeIndex(data)
+		if err == nil && (root != tree || id != ix.id) {
+			recs = nil
+		}
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if err == nil {
+		ix.loaded[path] = true
+	}
+	for _, r := range recs {
+		if _, ok := ix.dirs[r.path]; !ok && len(ix.dirs) < maxIndexDirs {
+			ix.dirs[r.path] = r.rec
+		}
+	}
+}
+
+// save writes the records of a tree to its cache file, atomically.
+func (ix *denyIndex) save(store, tree string) error {
+	ix.mu.RLock()
+	data := encodeIndex(tree, ix.id, ix.dirs)
+	ix.mu.RUnlock()
+	path := ix.file(store, tree)
+	if err := writePrivate(path, data); err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	ix.loaded[path] = true
+	ix.mu.Unlock()
+	return nil
+}
+
+// pathRecord is a record with its directory's path.
+type pathRecord struct {
+	path string
+	rec  *dirRecord
+}
+
+// encodeIndex encodes the records reachable from tree, depth first:
+//
+//	magic, root, deny-set id, count, then per record: its parent's index
+//	plus one (0 for the root), its name, dev, inode, mtime, ctime, flags
+//	(1 git, 2 self), the masked names, the subdirectory names, the socket
+//	names (each list sorted); then the
+//	CRC-32C of all of it, little-endian.
+//
+// Strings are a uvarint length and the bytes; counts are uvarints.
+func encodeIndex(tree, id string, dirs map[string]*dirRecord) []byte {
+	b := []byte(indexMagic)
+	b = appendString(b, tree)
+	b = appendString(b, id)
+	type item struct {
+		path, name string
+		parent     int
+	}
+	var order []item
+	var recs []*dirRecord
+	stack := []item{{path: tree, parent: -1}}
+	seen := map[string]bool{}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		rec := dirs[it.path]
+		if rec == nil || seen[it.path] {
+			continue
+		}
+		seen[it.path] = true
+		idx := len(order)
+		order = append(order, it)
+		recs = append(recs, rec)
+		for _, s := range rec.subdirs {
+			stack = append(stack, item{path: it.path + "/" + s, name: s, parent: idx})
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(order)))
+	for i, it := range order {
+		rec := recs[i]
+		b = binary.AppendUvarint(b, uint64(it.parent+1))
+		b = appendString(b, it.name)
+		b = binary.AppendUvarint(b, rec.key.dev)
+		b = binary.AppendUvarint(b, rec.key.ino)
+		b = binary.AppendVarint(b, rec.key.mtime)
+		b = binary.AppendVarint(b, rec.key.ctime)
+		var flags byte
+		if rec.git {
+			flags |= 1
+		}
+		if rec.self {
+			flags |= 2
+		}
+		b = append(b, flags)
+		b = appendStrings(b, rec.masked)
+		b = appendStrings(b, rec.subdirs)
+		b = appendStrings(b, rec.sockets)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32c(b))
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ss)))
+	for _, s := range ss {
+		b = appendString(b, s)
+	}
+	return b
+}
+
+// errBadIndex: a cache file that is not one, or not whole.
+var errBadIndex = errors.New("not a whole deny index")
+
+// decodeIndex decodes a cache file (encodeIndex). Every record's path is
+// its parent's and a name with no slash, no NUL and not "." or "..".
+func decodeIndex(data []byte) (root, id string, recs []pathRecord, err error) {
+	if len(data) < len(indexMagic)+4 || string(data[:len(indexMagic)]) != indexMagic {
+		return "", "", nil, errBadIndex
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32c(body) != sum {
+		return "", "", nil, errBadIndex
+	}
+	d := decoder{b: body[len(indexMagic):]}
+	root, id = d.string(), d.string()
+	if !filepath.IsAbs(root) || filepath.Clean(root) != root {
+		return "", "", nil, errBadIndex
+	}
+	n := d.count()
+	recs = make([]pathRecord, 0, min(n, 1<<16))
+	for i := 0; i < n && d.err == nil; i++ {
+		parent := int(d.uvarint()) - 1
+		name := d.string()
+		rec := &dirRecord{}
+		rec.key.dev, rec.key.ino = d.uvarint(), d.uvarint()
+		rec.key.mtime, rec.key.ctime = d.varint(), d.varint()
+		flags := d.byte()
+		rec.git, rec.self = flags&1 != 0, flags&2 != 0
+		rec.masked, rec.subdirs, rec.sockets = d.names(), d.names(), d.names()
+		var path string
+		switch {
+		case i == 0 && parent == -1 && name == "":
+			path = root
+		case parent >= 0 && parent < i && validName(name):
+			path = recs[parent].path + "/" + name
+			if root == "/" && parent == 0 {
+				path = "/" + name
+			}
+		default:
+			d.fail()
+		}
+		if flags&^3 != 0 {
+			d.fail()
+		}
+		recs = append(recs, pathRecord{path: path, rec: rec})
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail()
+	}
+	if d.err != nil {
+		return "", "", nil, d.err
+	}
+	return root, id, recs, nil
+}
+
+// validName reports whether s can be a directory entry's name.
+func validName(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\x00")
+}
+
+// decoder reads a cache file's fields; the first fault sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = errBadIndex
+	}
+	d.b = nil
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if len(d.b) == 0 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+// count reads a count no larger than the bytes left could hold.
+func (d *decoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) string() string {
+	n := d.count()
+	if d.err != nil {
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+// names reads a list of entry names, each valid, in increasing order (so
+// each is given once).
+func (d *decoder) names() []string {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		s := d.string()
+		if !validName(s) || i > 0 && s <= out[i-1] {
+			d.fail()
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// readPrivate reads a file only if it is a regular file owned by this
+// user that no one else can read or write, in a directory owned by this
+// user that no one else can write.
+func readPrivate(path string) ([]byte, error) {
+	if err := privateDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 || st.Size > maxIndexFile {
+		return nil, fmt.Errorf("%s: not a private file of this user", path)
+	}
+	data := make([]byte, st.Size)
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// privateDir checks that dir is a directory (not a link) owned by this
+// user that no one else can write.
+func privateDir(dir string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
+		return fmt.Errorf("%s: not a private directory of this user", dir)
+	}
+	return nil
+}
+
+// writePrivate writes a file mode 0600 atomically (a temporary file
+// renamed over it), making its directory mode 0700.
+func writePrivate(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := privateDir(dir); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, data)
+}
+
+// crc32c is the Castagnoli CRC of b.
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
