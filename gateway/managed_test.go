@@ -284,3 +284,53 @@ func BenchmarkDecideManaged(b *testing.B) {
 		})
 	}
 }
+
+// In observe mode under a ceiling, a call beyond the scope but within the
+// ceiling runs and is observed; one beyond the ceiling is denied, by the
+// decision and at run time (the runner's roots are the ceiling's).
+func TestManagedObserveWithinCeiling(t *testing.T) {
+	dir, proj := branch(t)
+	root := filepath.Dir(proj)
+	for _, d := range []string{"in", "out"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, d, "f.txt"), []byte(d+"-content\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := managedFile(t, "paths:\n  ceiling:\n    read: [\""+proj+"/**\", \""+root+"/in/**\"]\n    write: [\""+proj+"/**\"]\n")
+	g := managedGateway(t, path, gateway.Options{Confine: exec.ConfineAllowUnconfined, HelperPath: helperPath(t)})
+	ctx := context.Background()
+	if _, err := g.SetMode(ctx, dir, sessions.ModeObserve, "test"); err != nil {
+		t.Fatal(err)
+	}
+	shell := func(cmd string) gateway.CallResult {
+		t.Helper()
+		res, err := g.Call(ctx, gateway.Target{BranchDir: dir}, call("shell", map[string]any{"command": cmd}, proj))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := shell("cat " + filepath.Join(root, "in", "f.txt"))
+	r, _ := res.Result.(exec.Result)
+	if !res.Decision.Allowed || res.Decision.Observed == nil || !strings.Contains(r.Stdout, "in-content") {
+		t.Fatalf("within the ceiling: %+v %+v", res.Decision, res.Result)
+	}
+	res = shell("cat " + filepath.Join(root, "out", "f.txt"))
+	if res.Decision.Allowed || res.Decision.Reason != policy.ReasonManaged {
+		t.Fatalf("beyond the ceiling: %+v", res.Decision)
+	}
+	// A path read from a file: refused by the managed rule, before or at
+	// run time.
+	if err := os.WriteFile(filepath.Join(proj, "list.txt"), []byte(filepath.Join(root, "out", "f.txt")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = shell("cat $(cat list.txt)")
+	r, _ = res.Result.(exec.Result)
+	refused := res.Decision.Reason == policy.ReasonManaged || len(r.Refused) > 0 && r.Refused[0].Reason == policy.ReasonManaged
+	if strings.Contains(r.Stdout, "out-content") || !refused {
+		t.Fatalf("a path read from a file beyond the ceiling: %+v %+v", res.Decision, res.Result)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/internal/npmclient"
 	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/telemetry"
 )
 
 // The machine's managed policy on every path: the CLI, serve, the hooks
@@ -533,5 +534,46 @@ func TestManagedGptel(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(scope); !bytes.Equal(after, written) {
 		t.Errorf("scope.yml changed:\n%s", after)
+	}
+}
+
+// TestManagedTelemetry: the managed policy's export reaches its collector
+// from the default and the per-call build, whatever the user's config.yml
+// and OTEL_ variables say (another endpoint, the SDK disabled), with the
+// policy's digest on the first record after it came.
+func TestManagedTelemetry(t *testing.T) {
+	otelcolBin(t)
+	lean := buildLean(t, true)
+	for _, build := range []string{"full", "lean"} {
+		t.Run(build, func(t *testing.T) {
+			col := startCollector(t)
+			w := newWorkspace(t)
+			if build == "lean" {
+				w.bin = lean
+			}
+			writeSecret(t, w.proj)
+			installManaged(t, "paths:\n  deny: [\"**/secrets/**\"]\ntelemetry: {endpoint: "+strconv.Quote(col.httpURL)+", protocol: http/protobuf}\n")
+			if err := os.MkdirAll(w.cfg, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(w.cfg, "config.yml"), []byte("telemetry:\n  endpoint: http://127.0.0.1:9\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := w.cmd("call", "--session", w.id, `{"tool":"read_file","args":{"path":"secrets/key"},"cwd":"`+w.proj+`"}`)
+			cmd.Env = append(cmd.Env, "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT=http://127.0.0.1:9",
+				"OTEL_SDK_DISABLED=true", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_HEADERS=x=y",
+				"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=")
+			out, _ := cmd.Output()
+			var res struct {
+				CallID string `json:"call_id"`
+			}
+			if err := json.Unmarshal(out, &res); err != nil || res.CallID == "" {
+				t.Fatalf("call output %q: %v", out, err)
+			}
+			rec := col.records(t, res.CallID)[res.CallID]
+			if rec[telemetry.AttrReason] != string(policy.ReasonManaged) || len(rec[telemetry.AttrManaged]) != 64 {
+				t.Errorf("record %v, want the managed denial with the policy's digest", rec)
+			}
+		})
 	}
 }
