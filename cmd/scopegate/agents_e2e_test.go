@@ -83,9 +83,7 @@ func runClaudeCodeHooks(t *testing.T, claude, mode string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claude, "-p", "Work through the task.", "--settings", settingsFile, "--output-format", "json")
 	cmd.Dir = w.proj
-	cmd.Env = append(os.Environ(), "PWD="+w.proj, "HOME="+filepath.Join(root, "home"), "CLAUDE_CONFIG_DIR="+filepath.Join(root, "claude"),
-		"ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-ant-test-scopegate", "DISABLE_TELEMETRY=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1")
+	cmd.Env = claudeEnv(root, w.proj, filepath.Join(root, "home"), model.url)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

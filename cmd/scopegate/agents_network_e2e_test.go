@@ -215,9 +215,7 @@ func TestClaudeCodeNetwork(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claude, "-p", "Work through the task.", "--settings", settingsFile, "--output-format", "json")
 	cmd.Dir = c.proj
-	cmd.Env = append(os.Environ(), "PWD="+c.proj, "HOME="+filepath.Join(c.root, "home"), "CLAUDE_CONFIG_DIR="+filepath.Join(c.root, "claude"),
-		"ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-ant-test-scopegate", "DISABLE_TELEMETRY=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1")
+	cmd.Env = claudeEnv(c.root, c.proj, filepath.Join(c.root, "home"), model.url)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -247,21 +245,7 @@ func TestCodexNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := newMockResponses(t, c.commands[:])
-	config := fmt.Sprintf(`model = "gpt-test"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "mock"
-base_url = %q
-wire_api = "responses"
-env_key = "SCOPEGATE_TEST_API_KEY"
-
-[[hooks.PreToolUse]]
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = %q
-timeout = 60
-`, model.url, c.hookCommand("codex"))
+	config := codexConfig(model.url, c.hookCommand("codex"))
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}

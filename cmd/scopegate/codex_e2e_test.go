@@ -132,21 +132,7 @@ func TestCodexHooks(t *testing.T) {
 	model := newMockResponses(t, script)
 	hookCmd := policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(sessionsDir) + " --config-dir " + policy.ShellQuote(cfgDir) +
 		" --roam-dir " + policy.ShellQuote(filepath.Join(root, "roam")) + " hook codex"
-	config := fmt.Sprintf(`model = "gpt-test"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "mock"
-base_url = %q
-wire_api = "responses"
-env_key = "SCOPEGATE_TEST_API_KEY"
-
-[[hooks.PreToolUse]]
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = %q
-timeout = 60
-`, model.url, hookCmd)
+	config := codexConfig(model.url, hookCmd)
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -195,4 +181,24 @@ timeout = 60
 	if modes[audit.ModeHook] != len(script) || modes[audit.ModeExec] != 2 {
 		t.Errorf("tools.org entries by mode %v, want %d hook and 2 exec", modes, len(script))
 	}
+}
+
+// codexConfig is a Codex config.toml: the scripted Responses API at
+// modelURL as its model, hookCmd as its PreToolUse command hook.
+func codexConfig(modelURL, hookCmd string) string {
+	return fmt.Sprintf(`model = "gpt-test"
+model_provider = "mock"
+
+[model_providers.mock]
+name = "mock"
+base_url = %q
+wire_api = "responses"
+env_key = "SCOPEGATE_TEST_API_KEY"
+
+[[hooks.PreToolUse]]
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = %q
+timeout = 60
+`, modelURL, hookCmd)
 }

@@ -83,9 +83,7 @@ func TestClaudeCodeObserveLearn(t *testing.T) {
 		args := append([]string{"-p", "Work through the task.", "--settings", settingsFile, "--output-format", "json"}, session...)
 		cmd := exec.CommandContext(ctx, claude, args...)
 		cmd.Dir = w.proj
-		cmd.Env = append(os.Environ(), "PWD="+w.proj, "HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(root, "claude"),
-			"ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-ant-test-scopegate", "DISABLE_TELEMETRY=1",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1")
+		cmd.Env = claudeEnv(root, w.proj, home, model.url)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Run(); err != nil {

@@ -84,20 +84,8 @@ func (w *workspace) checkDecision(want int, tool string, args map[string]any) po
 // runErr runs scopegate, requires exit code want and returns its stderr.
 func (w *workspace) runErr(want int, args ...string) string {
 	w.t.Helper()
-	cmd := w.cmd(args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatal(err)
-	}
-	if code != want {
-		w.t.Fatalf("scopegate %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, stderr.String())
-	}
-	return stderr.String()
+	_, stderr := w.runBoth(want, args...)
+	return stderr
 }
 
 // isManaged requires a denial by the managed rule (a prefix of it).
@@ -378,9 +366,7 @@ func TestManagedClaudeCode(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claude, "-p", "Work through the task.", "--settings", settingsFile, "--output-format", "json")
 	cmd.Dir = w.proj
-	cmd.Env = append(os.Environ(), "PWD="+w.proj, "HOME="+filepath.Join(root, "home"), "CLAUDE_CONFIG_DIR="+filepath.Join(root, "claude"),
-		"ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-ant-test-scopegate", "DISABLE_TELEMETRY=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1")
+	cmd.Env = claudeEnv(root, w.proj, filepath.Join(root, "home"), model.url)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -435,21 +421,7 @@ func TestManagedCodex(t *testing.T) {
 	script := []string{"cat secrets/key", "git push origin main"}
 	model := newMockResponses(t, script)
 	hookCmd := policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(sessionsDir) + " --config-dir " + policy.ShellQuote(cfgDir) + " hook codex"
-	cfg := fmt.Sprintf(`model = "gpt-test"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "mock"
-base_url = %q
-wire_api = "responses"
-env_key = "SCOPEGATE_TEST_API_KEY"
-
-[[hooks.PreToolUse]]
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = %q
-timeout = 60
-`, model.url, hookCmd)
+	cfg := codexConfig(model.url, hookCmd)
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

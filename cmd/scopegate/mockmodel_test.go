@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -205,4 +207,13 @@ func (m *mockAnthropic) sawAnywhere(s string) bool {
 		}
 	}
 	return false
+}
+
+// claudeEnv is the environment of a real Claude Code run in proj against
+// the scripted model at modelURL, with home as HOME and its own config
+// below root; extra is added.
+func claudeEnv(root, proj, home, modelURL string, extra ...string) []string {
+	return append(append(os.Environ(), "PWD="+proj, "HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(root, "claude"),
+		"ANTHROPIC_BASE_URL="+modelURL, "ANTHROPIC_API_KEY=sk-ant-test-scopegate", "DISABLE_TELEMETRY=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1"), extra...)
 }
