@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/internal/npmclient"
@@ -204,23 +200,7 @@ func TestClaudeCodeNetwork(t *testing.T) {
 	}
 	model := newMockAnthropic(t, script)
 	hook := map[string]any{"type": "command", "timeout": 60, "command": c.hookCommand("claude-code")}
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{
-		map[string]any{"matcher": "*", "hooks": []any{hook}}}}})
-	settingsFile := filepath.Join(c.root, "settings.json")
-	if err := os.WriteFile(settingsFile, settings, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "Work through the task.", "--settings", settingsFile, "--output-format", "json")
-	cmd.Dir = c.proj
-	cmd.Env = claudeEnv(c.root, c.proj, filepath.Join(c.root, "home"), model.url)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("claude -p: %v\n%s", err, out.String())
-	}
+	runClaude(t, claude, c.root, c.proj, model.url, hook)
 
 	r0, r1 := model.result(0), model.result(1)
 	if r0.isError {
@@ -246,21 +226,7 @@ func TestCodexNetwork(t *testing.T) {
 	}
 	model := newMockResponses(t, c.commands[:])
 	config := codexConfig(model.url, c.hookCommand("codex"))
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-		"-s", "danger-full-access", "Work through the task.")
-	cmd.Dir = c.proj
-	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(c.root, "home"), "CODEX_HOME="+codexHome, "SCOPEGATE_TEST_API_KEY=test")
-	cmd.Stdin = strings.NewReader("")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("codex exec: %v\n%s", err, out.String())
-	}
+	runCodex(t, codex, c.root, c.proj, codexHome, config)
 
 	o0, o1 := model.output(0), model.output(1)
 	if !strings.Contains(o1, "exited with code 22") {

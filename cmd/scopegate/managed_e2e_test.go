@@ -2,19 +2,16 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/config"
@@ -357,21 +354,7 @@ func TestManagedClaudeCode(t *testing.T) {
 	model := newMockAnthropic(t, script)
 	hook := map[string]any{"type": "command", "timeout": 60,
 		"command": policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(w.sessions) + " --config-dir " + policy.ShellQuote(w.cfg) + " hook claude-code"}
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{hook}}}}})
-	settingsFile := filepath.Join(root, "settings.json")
-	if err := os.WriteFile(settingsFile, settings, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "Work through the task.", "--settings", settingsFile, "--output-format", "json")
-	cmd.Dir = w.proj
-	cmd.Env = claudeEnv(root, w.proj, filepath.Join(root, "home"), model.url)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("claude -p: %v\n%s", err, out.String())
-	}
+	runClaude(t, claude, root, w.proj, model.url, hook)
 	for i := range script {
 		if r := model.result(i); !strings.Contains(r.content, "managed.paths.deny[0]") || !strings.Contains(r.content, "no scope change can allow it") {
 			t.Errorf("step %d (%s): tool result %q, want the managed denial", i, script[i].name, r.content)
@@ -422,20 +405,7 @@ func TestManagedCodex(t *testing.T) {
 	model := newMockResponses(t, script)
 	hookCmd := policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(sessionsDir) + " --config-dir " + policy.ShellQuote(cfgDir) + " hook codex"
 	cfg := codexConfig(model.url, hookCmd)
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "-s", "danger-full-access", "Work through the task.")
-	cmd.Dir = proj
-	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(root, "home"), "CODEX_HOME="+codexHome, "SCOPEGATE_TEST_API_KEY=test")
-	cmd.Stdin = strings.NewReader("")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("codex exec: %v\n%s", err, out.String())
-	}
+	runCodex(t, codex, root, proj, codexHome, cfg)
 	for i, rule := range []string{"managed.paths.deny[0]", "managed.shell_commands.deny[0]"} {
 		if o := model.output(i); !strings.Contains(o, "blocked by PreToolUse hook") || !strings.Contains(o, rule) {
 			t.Errorf("%s: output %q, want the hook's managed denial by %s", script[i], o, rule)
