@@ -12,7 +12,8 @@ import (
 
 // Scope is a compiled, immutable scope: globs validated, literal prefixes
 // canonicalized, shell entries split into words. It is safe for concurrent
-// use and meant to be shared.
+// use and meant to be shared. Scope.Within copies every field but the
+// parsers: keep it in sync (TestWithinCopiesEveryField).
 type Scope struct {
 	doc        Document
 	read       []glob
