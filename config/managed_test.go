@@ -280,3 +280,25 @@ func FuzzParseManaged(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkManagedLoad is what a process pays to read the managed policy
+// once (a per-call command: no cache yet): the file missing, and the
+// contract's example read, its way checked, parsed and compiled.
+func BenchmarkManagedLoad(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "managed.yml")
+	if err := os.WriteFile(path, []byte(contractExample), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct{ name, path string }{{"file=missing", filepath.Join(dir, "none.yml")}, {"file=example", path}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				l := &ManagedLoader{Path: bc.path, Home: "/home/u"}
+				if _, err := l.Load(); err != nil && os.Geteuid() == 0 {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -27,14 +27,14 @@ func BenchmarkManagedLayer(b *testing.B) {
 	}
 	scope := loadedScope{scope: own}
 	// The floor of the stat case: the system call alone.
-	b.Run("stat(2)", func(b *testing.B) {
+	b.Run("files=stat(2)-alone", func(b *testing.B) {
 		var st syscall.Stat_t
 		for b.Loop() {
 			_ = syscall.Stat(path, &st)
 		}
 	})
 	for _, watched := range []bool{false, true} {
-		b.Run(map[bool]string{false: "stat", true: "watched"}[watched], func(b *testing.B) {
+		b.Run(map[bool]string{false: "files=stat", true: "files=watched"}[watched], func(b *testing.B) {
 			opts := Options{Managed: &config.ManagedLoader{Path: path}}
 			if watched {
 				w, err := watch.New()

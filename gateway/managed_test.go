@@ -259,7 +259,8 @@ func BenchmarkDecideManaged(b *testing.B) {
 		name    string
 		managed bool
 		watched bool
-	}{{"stat/none", false, false}, {"stat/managed", true, false}, {"watched/none", false, true}, {"watched/managed", true, true}} {
+	}{{"files=stat/policy=none", false, false}, {"files=stat/policy=managed", true, false},
+		{"files=watched/policy=none", false, true}, {"files=watched/policy=managed", true, true}} {
 		b.Run(bc.name, func(b *testing.B) {
 			opts := gateway.Options{}
 			if bc.managed {
