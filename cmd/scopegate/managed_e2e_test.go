@@ -216,8 +216,8 @@ approvals: deny
 }
 
 // TestManagedNetworkAny: a host beyond the managed network is refused by
-// the proxy at run time though the scope says any: the program is run
-// through the proxy with the policy's list.
+// the proxy and the DNS stub at run time though the scope says any: the
+// program is run through the proxy with the policy's list.
 func TestManagedNetworkAny(t *testing.T) {
 	requireProgram(t, "curl")
 	other := serveHostLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "LEAKED") }))
@@ -228,7 +228,7 @@ func TestManagedNetworkAny(t *testing.T) {
 		}
 		fmt.Fprint(w, "served "+r.URL.Path)
 	}))
-	w := newWorkspace(t, "curl")
+	w := newWorkspace(t, "curl", "getent")
 	installManaged(t, "network: [\"localhost:"+strconv.Itoa(port)+"\"]\n")
 	scope := filepath.Join(w.branch, "scope.yml")
 	data, _ := os.ReadFile(scope)
@@ -248,6 +248,12 @@ func TestManagedNetworkAny(t *testing.T) {
 	conns, _ := json.Marshal(r["network"])
 	if !strings.Contains(string(conns), `"allowed":false`) || !strings.Contains(string(conns), policy.RuleManagedNetwork) {
 		t.Errorf("connections %s, want the redirect's host refused by %s", conns, policy.RuleManagedNetwork)
+	}
+	// The DNS stub answers only the policy's names.
+	r = w.shellResult("getent hosts github.com")
+	conns, _ = json.Marshal(r["network"])
+	if r["exit_code"] == float64(0) || !strings.Contains(string(conns), `"host":"github.com"`) || !strings.Contains(string(conns), policy.RuleManagedNetwork) {
+		t.Errorf("name lookup beyond the policy: %v", r)
 	}
 	isManaged(t, "a literal host beyond the policy", w.checkDecision(3, "shell", map[string]any{"command": "curl http://localhost:" + strconv.Itoa(other) + "/"}), policy.RuleManagedNetwork)
 }
