@@ -36,14 +36,6 @@ func (g *Gateway) loadManaged() managedLayer {
 	return managedLayer{m: m, err: err}
 }
 
-// Managed returns the managed policy now: nil when there is none, an error
-// when it cannot be used (every call is then denied).
-func (g *Gateway) Managed() (*config.Managed, error) {
-	g.syncFiles()
-	l := g.loadManaged()
-	return l.m, l.err
-}
-
 // policy is the compiled layer, nil for none.
 func (l managedLayer) policy() *policy.Managed {
 	if l.m == nil {

@@ -150,6 +150,9 @@ approvals: deny
 	if msg := w.runErr(2, "scope", "mode", "--session", w.id, "observe"); !strings.Contains(msg, policy.RuleManagedObserve) {
 		t.Errorf("scope mode observe: %q", msg)
 	}
+	if msg := w.runErr(2, "session", "create", "--name", "obs", "--worktree", w.proj, "--mode", "observe"); !strings.Contains(msg, policy.RuleManagedObserve) {
+		t.Errorf("session create --mode observe: %q", msg)
+	}
 	if after, _ := os.ReadFile(scope); !bytes.Equal(after, before) {
 		t.Fatalf("refused changes touched scope.yml:\n%s", after)
 	}
