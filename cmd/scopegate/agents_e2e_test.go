@@ -68,7 +68,7 @@ func runClaudeCodeHooks(t *testing.T, claude, mode string) {
 		hook = map[string]any{"type": "http", "url": s.url + "/v1/hooks/claude-code", "timeout": 60,
 			"headers": map[string]string{"X-Scopegate-Project-Dir": "$PWD"}, "allowedEnvVars": []string{"PWD"}}
 	}
-	runClaude(t, claude, root, w.proj, model.url, hook)
+	runClaude(t, claude, root, w.proj, model, hook)
 
 	// 0: an allowed Bash ran through scopegate exec: its output and its exit
 	// status came back.

@@ -200,7 +200,7 @@ func TestClaudeCodeNetwork(t *testing.T) {
 	}
 	model := newMockAnthropic(t, script)
 	hook := map[string]any{"type": "command", "timeout": 60, "command": c.hookCommand("claude-code")}
-	runClaude(t, claude, c.root, c.proj, model.url, hook)
+	runClaude(t, claude, c.root, c.proj, model, hook)
 
 	r0, r1 := model.result(0), model.result(1)
 	if r0.isError {

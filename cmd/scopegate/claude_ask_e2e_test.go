@@ -58,7 +58,7 @@ func runClaudeAsk(t *testing.T, claude, mode string, hook func(root string) stri
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claude, args...)
 	cmd.Dir = proj
-	cmd.Env = claudeEnv(root, proj, filepath.Join(root, "home"), model.url, "IS_SANDBOX=1", "ASK_LOG="+filepath.Join(root, "ask.log"))
+	cmd.Env = append(claudeEnv(root, proj, model.url), "ASK_LOG="+filepath.Join(root, "ask.log"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -128,7 +128,7 @@ func TestClaudeCodeAsk(t *testing.T) {
 			if r.ranBash || r.ranWrite {
 				t.Fatalf("a call outside the scope ran: bash %v, write %v\n%s", r.ranBash, r.ranWrite, r.output)
 			}
-			asks := mode == "" || mode == "default" || mode == "acceptEdits" || mode == "plan"
+			asks := mode == "" || mode == "default" || mode == "acceptEdits" || mode == "plan" || mode == "auto"
 			for i, want := range []string{"--write " + filepath.Join(root, "bash-ran"), "--write " + filepath.Join(root, "write-ran")} {
 				if res := r.results[i]; !res.isError || !strings.Contains(res.content, "scopegate") || !strings.Contains(res.content, want) {
 					t.Errorf("tool result %d: %+v, want scopegate's reason naming %s", i, res, want)

@@ -363,7 +363,7 @@ func TestManagedClaudeCode(t *testing.T) {
 	model := newMockAnthropic(t, script)
 	hook := map[string]any{"type": "command", "timeout": 60,
 		"command": policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(w.sessions) + " --config-dir " + policy.ShellQuote(w.cfg) + " hook claude-code"}
-	runClaude(t, claude, root, w.proj, model.url, hook)
+	runClaude(t, claude, root, w.proj, model, hook)
 	for i := range script {
 		if r := model.result(i); !strings.Contains(r.content, "managed.paths.deny[0]") || !strings.Contains(r.content, "no scope change can allow it") {
 			t.Errorf("step %d (%s): tool result %q, want the managed denial", i, script[i].name, r.content)

@@ -1,20 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // toolStep is one tool call the scripted model makes.
@@ -213,19 +209,10 @@ func (m *mockAnthropic) sawAnywhere(s string) bool {
 	return false
 }
 
-// claudeEnv is the environment of a real Claude Code run in proj against
-// the scripted model at modelURL, with home as HOME and its own config
-// below root; extra is added.
-func claudeEnv(root, proj, home, modelURL string, extra ...string) []string {
-	return append(append(os.Environ(), "PWD="+proj, "HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(root, "claude"),
-		"ANTHROPIC_BASE_URL="+modelURL, "ANTHROPIC_API_KEY=sk-ant-test-scopegate", "DISABLE_TELEMETRY=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1"), extra...)
-}
-
 // runClaude runs the real Claude Code (`claude -p`) in proj against the
-// scripted model at modelURL, with hook as its one PreToolUse hook (its
-// settings and config below root); the test fails if Claude Code does.
-func runClaude(t *testing.T, claude, root, proj, modelURL string, hook map[string]any) {
+// scripted model, with hook as its one PreToolUse hook (its settings and
+// config below root); the test fails if Claude Code does.
+func runClaude(t *testing.T, claude, root, proj string, model *mockAnthropic, hook map[string]any) {
 	t.Helper()
 	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{
 		map[string]any{"matcher": "*", "hooks": []any{hook}}}}})
@@ -233,14 +220,5 @@ func runClaude(t *testing.T, claude, root, proj, modelURL string, hook map[strin
 	if err := os.WriteFile(settingsFile, settings, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "Work through the task.", "--settings", settingsFile, "--output-format", "json")
-	cmd.Dir = proj
-	cmd.Env = claudeEnv(root, proj, filepath.Join(root, "home"), modelURL)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("claude -p: %v\n%s", err, out.String())
-	}
+	runClaudeHeadless(t, claude, root, proj, settingsFile, model)
 }
