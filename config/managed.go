@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -257,28 +256,22 @@ type managedResult struct {
 // managedStamp tells whether the managed file changed: for each of the
 // installed path and the fallback, its watched version or its identity.
 type managedStamp struct {
-	primary, fallback fileStamp
+	primary, fallback pathStamp
 }
 
 // stable reports whether the stamp can tell a change: neither file failed
 // to stat.
 func (s managedStamp) stable() bool { return !s.primary.failed && !s.fallback.failed }
 
-// fileStamp is one file's version: watched, or from stat(2) (with ctime,
-// mode and owner, which a chmod or chown changes), or missing, or failed
-// (it could not be stat'ed: never served from the cache).
-type fileStamp struct {
+// pathStamp is one path's version: watched, or what stat(2) says of it
+// (its change time moves with a chmod or chown; a missing file is a stamp
+// of its own), or failed (it could not be stat'ed: never served from the
+// cache).
+type pathStamp struct {
 	failed  bool
 	watched bool
 	version uint64
-	missing bool
-	dev     uint64
-	ino     uint64
-	size    int64
-	mtime   time.Time
-	ctime   syscall.Timespec
-	mode    uint32
-	uid     uint32
+	file    fileStamp
 }
 
 // NewManagedLoader is the loader of this process: ManagedPath, else the
@@ -316,29 +309,25 @@ func (l *ManagedLoader) primary() string {
 // stamp is the version of the files Load reads now.
 func (l *ManagedLoader) stamp() managedStamp {
 	var st managedStamp
-	st.primary = l.fileStamp(l.primary())
-	if l.Fallback != "" && (st.primary.watched || st.primary.missing) {
-		st.fallback = l.fileStamp(l.Fallback)
+	st.primary = l.pathStamp(l.primary())
+	if l.Fallback != "" && (st.primary.watched || !st.primary.file.exists) {
+		st.fallback = l.pathStamp(l.Fallback)
 	}
 	return st
 }
 
-// fileStamp is path's version now.
-func (l *ManagedLoader) fileStamp(path string) fileStamp {
+// pathStamp is path's version now.
+func (l *ManagedLoader) pathStamp(path string) pathStamp {
 	if l.Version != nil {
 		if v, ok := l.Version(path); ok {
-			return fileStamp{watched: true, version: v}
+			return pathStamp{watched: true, version: v}
 		}
 	}
-	var s syscall.Stat_t
-	if err := syscall.Stat(path, &s); err != nil {
-		if errors.Is(err, syscall.ENOENT) {
-			return fileStamp{missing: true}
-		}
-		return fileStamp{failed: true}
+	st, err := statFile(path)
+	if err != nil {
+		return pathStamp{failed: true}
 	}
-	return fileStamp{dev: s.Dev, ino: s.Ino, size: s.Size, mtime: time.Unix(s.Mtim.Unix()), ctime: s.Ctim,
-		mode: s.Mode, uid: s.Uid}
+	return pathStamp{file: st}
 }
 
 // read loads the policy.

@@ -40,15 +40,24 @@ type Options struct {
 	// ProgressEvery is the interval of progress notifications of a
 	// running shell call (default 1s).
 	ProgressEvery time.Duration
-	// Approvals offers a call denied for a scope reason to the user when
-	// the client declared elicitation (config.yml approvals: ask).
-	Approvals bool
-	// ApprovalTimeout bounds the wait for an answer (default
-	// DefaultApprovalTimeout); no answer in time is a denial.
-	ApprovalTimeout time.Duration
+	// Approvals, read for every call, says whether a call denied for a
+	// scope reason is offered to the user (config.yml approvals: ask) and
+	// how long an offer waits for the answer (DefaultApprovalTimeout when
+	// zero); no answer in time is a denial. Nil offers nothing.
+	Approvals func() gateway.Approvals
+	// Also, when set, gives for each call another channel its offer goes
+	// through, or nil when there is none now: alone where the client cannot
+	// ask (beside is ""), and beside elicitation where it can (beside is
+	// its channel; the first answer wins).
+	Also func(timeout time.Duration, beside string) gateway.Asker
+	// Warn receives what the server could not do outside a call (record
+	// an unanswered offer); nil drops it.
+	Warn func(string)
 
-	// seal seals the request states of offers made as input requests.
-	seal *sealer
+	// seal seals the request states of offers made as input requests;
+	// pending are those offers until answered or recorded as unanswered.
+	seal    *sealer
+	pending *pendingOffers
 }
 
 // NewServer returns an MCP server of one session branch.
@@ -57,6 +66,10 @@ func NewServer(o Options) *sdk.Server {
 		o.ProgressEvery = time.Second
 	}
 	o.seal = newSealer()
+	o.pending = &pendingOffers{offers: map[string]*time.Timer{}}
+	if o.Warn == nil {
+		o.Warn = func(string) {}
+	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "scopegate", Title: "scopegate", Version: o.Version},
 		&sdk.ServerOptions{
 			Instructions: "Every tool call is decided against this session's scope.yml and run confined; " +
@@ -139,14 +152,28 @@ func (o Options) handler(spec policy.ToolSpec) sdk.ToolHandler {
 		}
 		t := gateway.Target{BranchDir: o.BranchDir, Via: gateway.ViaMCP}
 		c := policy.Call{Tool: spec.Name, Args: raw}
-		switch ok, roundTrip := o.elicits(req.Session); {
+		ap := o.approvals()
+		also := func(beside string) gateway.Asker {
+			if !ap.Ask || o.Also == nil {
+				return nil
+			}
+			return o.Also(ap.Timeout, beside)
+		}
+		switch ok, roundTrip := o.elicits(req.Session, ap); {
 		case ok && roundTrip:
 			var offer *sdk.CallToolResult
-			if offer, t.Ask = o.roundTrip(t, c, req.Params); offer != nil {
+			if offer, t.Ask = o.roundTrip(t, c, req.Params, ap.Timeout); offer != nil {
 				return offer, nil
 			}
 		case ok:
-			t.Ask = elicitation{ss: req.Session, timeout: o.timeout()}
+			t.Ask = elicitation{ss: req.Session, timeout: ap.Timeout}
+			if a := also(gateway.ChannelElicitation); a != nil {
+				t.Ask = gateway.FirstAnswer(t.Ask, a)
+			}
+		default:
+			if a := also(""); a != nil {
+				t.Ask = a
+			}
 		}
 		res, err := o.Gateway.Call(ctx, t, c)
 		if err != nil && res.CallID == "" {

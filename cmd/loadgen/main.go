@@ -56,6 +56,7 @@ type options struct {
 	serveEcho string
 	hello     string
 	rounds    int
+	page      bool
 }
 
 func run(args []string, stdout io.Writer) error {
@@ -69,6 +70,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.serveEcho, "serve-echo", "", "internal: serve the echo baseline on this address")
 	fs.StringVar(&o.hello, "hello", "", "hello-world Go binary, the start-up baseline of -mode cli")
 	fs.IntVar(&o.rounds, "rounds", 31, "rounds of each pair of -mode cli")
+	fs.BoolVar(&o.page, "page", false, "server modes: keep one live page open on serve's feed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -188,8 +190,16 @@ func runMode(mode string, o options) (result, error) {
 			return postOK(client, srv.url+"/v1/sessions/"+id+"/"+route, body)
 		}
 		var r result
+		if o.page {
+			stop, err := openPage(srv.url)
+			if err != nil {
+				return result{}, err
+			}
+			defer stop()
+			mode += "+page"
+		}
 		s0, c0 := procCPU(srv.pid), selfCPU()
-		if mode == "open-loop" {
+		if strings.HasPrefix(mode, "open-loop") {
 			r = openLoop(o.rate, o.duration, do)
 		} else {
 			r = closedLoop(o.clients, o.duration, do)
@@ -200,6 +210,28 @@ func runMode(mode string, o options) (result, error) {
 		return r, nil
 	}
 	return result{}, fmt.Errorf("unknown mode %q", mode)
+}
+
+// openPage reads serve's page feed until stop, which says on stderr how
+// much the page read.
+func openPage(url string) (stop func(), err error) {
+	resp, err := http.Get(url + "/v1/page/events")
+	if err != nil {
+		return nil, fmt.Errorf("page: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("page: %s", resp.Status)
+	}
+	read := make(chan int64)
+	go func() {
+		n, _ := io.Copy(io.Discard, resp.Body)
+		read <- n
+	}()
+	return func() {
+		resp.Body.Close()
+		fmt.Fprintf(os.Stderr, "loadgen: the page read %d bytes\n", <-read)
+	}, nil
 }
 
 func newClient(conns int) *http.Client {

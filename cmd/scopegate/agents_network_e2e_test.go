@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/internal/npmclient"
@@ -225,8 +227,12 @@ func TestCodexNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := newMockResponses(t, c.commands[:])
-	config := codexConfig(model.url, c.hookCommand("codex"))
-	runCodex(t, codex, c.root, c.proj, codexHome, config)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, out := codexCommand(ctx, t, codex, codexHome, model.url, c.hookCommand("codex"), c.proj, filepath.Join(c.root, "home"))
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("codex exec: %v\n%s", err, out.String())
+	}
 
 	o0, o1 := model.output(0), model.output(1)
 	if !strings.Contains(o1, "exited with code 22") {

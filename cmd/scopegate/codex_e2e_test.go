@@ -144,8 +144,12 @@ func TestCodexHooks(t *testing.T) {
 	model := newMockResponses(t, script)
 	hookCmd := policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(sessionsDir) + " --config-dir " + policy.ShellQuote(cfgDir) +
 		" --roam-dir " + policy.ShellQuote(filepath.Join(root, "roam")) + " hook codex"
-	config := codexConfig(model.url, hookCmd)
-	runCodex(t, codex, root, proj, codexHome, config)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, out := codexCommand(ctx, t, codex, codexHome, model.url, hookCmd, proj, filepath.Join(root, "home"))
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("codex exec: %v\n%s", err, out.String())
+	}
 
 	if o := model.output(0); !strings.Contains(o, "codex-confined") || !strings.Contains(o, "exited with code 4") {
 		t.Errorf("allowed command: output %q, want its output and exit code 4", o)
@@ -187,10 +191,13 @@ func TestCodexHooks(t *testing.T) {
 	}
 }
 
-// codexConfig is a Codex config.toml: the scripted Responses API at
-// modelURL as its model, hookCmd as its PreToolUse command hook.
-func codexConfig(modelURL, hookCmd string) string {
-	return fmt.Sprintf(`model = "gpt-test"
+// codexCommand is `codex exec` in dir, its model the scripted one at
+// modelURL and hookCmd its PreToolUse command hook (config.toml in
+// codexHome, trust bypassed as an automation that vets its hooks does),
+// and the buffer its output goes to.
+func codexCommand(ctx context.Context, t *testing.T, codex, codexHome, modelURL, hookCmd, dir, home string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	config := fmt.Sprintf(`model = "gpt-test"
 model_provider = "mock"
 
 [model_providers.mock]
@@ -205,27 +212,15 @@ type = "command"
 command = %q
 timeout = 60
 `, modelURL, hookCmd)
-}
-
-// runCodex runs the real Codex CLI (`codex exec`) in proj with the
-// config.toml text config in codexHome and HOME below root, trusting its
-// hooks as an automation that vets them does; the test fails if Codex
-// does.
-func runCodex(t *testing.T, codex, root, proj, codexHome, config string) {
-	t.Helper()
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
 		"-s", "danger-full-access", "Work through the task.")
-	cmd.Dir = proj
-	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(root, "home"), "CODEX_HOME="+codexHome, "SCOPEGATE_TEST_API_KEY=test")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+codexHome, "SCOPEGATE_TEST_API_KEY=test")
 	cmd.Stdin = strings.NewReader("")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("codex exec: %v\n%s", err, out.String())
-	}
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd, out
 }

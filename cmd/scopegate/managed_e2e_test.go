@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/config"
@@ -413,8 +415,12 @@ func TestManagedCodex(t *testing.T) {
 	script := []string{"cat secrets/key", "git push origin main"}
 	model := newMockResponses(t, script)
 	hookCmd := policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(sessionsDir) + " --config-dir " + policy.ShellQuote(cfgDir) + " hook codex"
-	cfg := codexConfig(model.url, hookCmd)
-	runCodex(t, codex, root, proj, codexHome, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, out := codexCommand(ctx, t, codex, codexHome, model.url, hookCmd, proj, filepath.Join(root, "home"))
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("codex exec: %v\n%s", err, out.String())
+	}
 	for i, rule := range []string{"managed.paths.deny[0]", "managed.shell_commands.deny[0]"} {
 		if o := model.output(i); !strings.Contains(o, "blocked by PreToolUse hook") || !strings.Contains(o, rule) {
 			t.Errorf("%s: output %q, want the hook's managed denial by %s", script[i], o, rule)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scopegate/scopegate/config"
+	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/mcp"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -55,15 +56,15 @@ func newMCPCmd(a *app) *cobra.Command {
 				id = filepath.Base(filepath.Dir(filepath.Dir(d)))
 			}
 		}
-		cfg, err := config.Load(a.configDir)
-		if err != nil {
+		cfgs := &config.Cache{Dir: a.configDir}
+		if _, err := cfgs.Load(); err != nil {
 			return usageErr("%v", err)
 		}
 		ctx, stop := interruptContext(cmd.Context())
 		defer stop()
+		warn := warner(a.stderr)
 		s := mcp.NewServer(mcp.Options{Gateway: a.gateway(), BranchDir: dir, SessionID: id,
-			Branch: filepath.Base(dir), Version: readVersion().Version, Approvals: cfg.Approvals != config.ApprovalsDeny,
-			ApprovalTimeout: cfg.ApprovalTimeout()})
+			Branch: filepath.Base(dir), Version: readVersion().Version, Approvals: approvalSettings(cfgs, warn), Warn: warn})
 		if err := s.Run(ctx, &sdk.StdioTransport{}); err != nil && ctx.Err() == nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("mcp: %w", err)}
 		}
@@ -75,4 +76,19 @@ func newMCPCmd(a *app) *cobra.Command {
 	f.StringVar(&profile, "profile", "coding", "with --create: the scope profile of the new session")
 	f.StringVar(&projectRoot, "project-root", "", "with --create: the project root (default: the working directory)")
 	return cmd
+}
+
+// approvalSettings reads what config.yml says of approvals for each call
+// (cached while the file is unchanged). A config.yml that cannot be used
+// offers nothing, with a warning: the call is then refused as without
+// approvals.
+func approvalSettings(cfgs *config.Cache, warn func(string)) func() gateway.Approvals {
+	return func() gateway.Approvals {
+		cfg, err := cfgs.Load()
+		if err != nil {
+			warn(fmt.Sprintf("%v: approvals are off until it is fixed", err))
+			return gateway.Approvals{}
+		}
+		return gateway.Approvals{Ask: cfg.Approvals != config.ApprovalsDeny, Timeout: cfg.ApprovalTimeout()}
+	}
 }
