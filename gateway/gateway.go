@@ -107,6 +107,10 @@ type Options struct {
 	// (config.NewManagedLoader); nil is none. With a Watcher, the loader
 	// is given its Version unless it has one.
 	Managed *config.ManagedLoader
+	// KeepAuditOpen is how many branches' chain heads stay open between
+	// audit appends (audit.Group.KeepOpen); a long-running process (serve)
+	// sets it.
+	KeepAuditOpen int
 }
 
 // Gateway decides and runs tool calls. It is safe for concurrent use.
@@ -169,6 +173,7 @@ func New(opts Options) *Gateway {
 	// The protected roots are resolved once: they are the gateway's own.
 	g := &Gateway{opts: opts, protected: protectedRoots(opts.SessionsDir, opts.ConfigDir)}
 	g.host.ProbeCache = opts.ProbeCache
+	g.group.KeepOpen = opts.KeepAuditOpen
 	return g
 }
 

@@ -144,9 +144,15 @@ func (o Options) handler(spec policy.ToolSpec) sdk.ToolHandler {
 		if err := spec.CheckArgs(raw); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
-		if spec.Name == policy.ToolShell {
-			if token := req.Params.GetProgressToken(); token != nil {
-				stop := o.progress(ctx, req.Session, token)
+		if token := req.Params.GetProgressToken(); token != nil {
+			switch spec.Name {
+			case policy.ToolShell:
+				stop := o.progress(ctx, req.Session, token, spec.Name, nil)
+				defer stop()
+			case policy.ToolGrep, policy.ToolGlob:
+				search := new(exec.SearchProgress)
+				ctx = exec.WithSearchProgress(ctx, search)
+				stop := o.progress(ctx, req.Session, token, spec.Name, search)
 				defer stop()
 			}
 		}
@@ -198,8 +204,12 @@ func (o Options) handler(spec policy.ToolSpec) sdk.ToolHandler {
 }
 
 // progress sends a progress notification every ProgressEvery while a call
-// runs; the returned function stops it.
-func (o Options) progress(ctx context.Context, ss *sdk.ServerSession, token any) func() {
+// runs: its progress is the seconds it has run (a value that always
+// grows), its message for a search of tool (search not nil) how far it
+// has gone.
+// The returned function stops it. The client cancels the call as any
+// request (notifications/cancelled), which ends ctx.
+func (o Options) progress(ctx context.Context, ss *sdk.ServerSession, token any, tool string, search *exec.SearchProgress) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -213,12 +223,24 @@ func (o Options) progress(ctx context.Context, ss *sdk.ServerSession, token any)
 				return
 			case now := <-t.C:
 				secs := now.Sub(start).Seconds()
-				_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: secs,
-					Message: fmt.Sprintf("running for %.0f s", secs)})
+				p := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: secs, Message: fmt.Sprintf("running for %.0f s", secs)}
+				if search != nil {
+					p.Message = searchProgress(tool, search, secs)
+				}
+				_ = ss.NotifyProgress(ctx, p)
 			}
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// searchProgress says how far a search has gone: the files it searched
+// (grep) or the entries it listed (glob), and the matches it kept.
+func searchProgress(tool string, p *exec.SearchProgress, secs float64) string {
+	if tool == policy.ToolGrep {
+		return fmt.Sprintf("searched %d files (%d entries listed), %d matches, in %.0f s", p.Files.Load(), p.Entries.Load(), p.Matches.Load(), secs)
+	}
+	return fmt.Sprintf("listed %d entries, %d matches, in %.0f s", p.Entries.Load(), p.Matches.Load(), secs)
 }
 
 // resultText is what a model reads of a result: a shell call's output and

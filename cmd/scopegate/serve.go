@@ -29,6 +29,10 @@ import (
 	"github.com/scopegate/scopegate/server"
 )
 
+// keepAuditOpen is how many branches' chain heads serve keeps open (a
+// descriptor each): more than the branches in use at once.
+const keepAuditOpen = 256
+
 // serveMain is `scopegate serve`: Open takes the sessions root's serve
 // lock and the listeners, Run serves until the context ends, Close lets
 // everything go.
@@ -163,6 +167,8 @@ func (m *serveMain) Open(ctx context.Context) error {
 		m.log.Warn("file changes are not watched: scope files are checked with a stat per decision", "err", err)
 	}
 	gopts.Watcher = m.watcher
+	// The chain heads of the branches in use stay open between appends.
+	gopts.KeepAuditOpen = keepAuditOpen
 	gw := gateway.New(gopts)
 	hooks, err := m.a.hookOptions(agents.ClaudeCode, cfg.Hooks)
 	if err != nil {
