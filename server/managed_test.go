@@ -25,8 +25,7 @@ func newManagedPageEnv(t *testing.T, text string, set func(*gateway.Options, *Op
 		t.Skip("needs root: a managed policy is trusted only as root's")
 	}
 	path := filepath.Join(t.TempDir(), "managed.yml")
-	var e *env
-	e = newPageEnvWith(t, "", time.Minute, func(g *gateway.Options, o *Options) {
+	e := newPageEnvWith(t, "", time.Minute, func(g *gateway.Options, o *Options) {
 		g.Managed = &config.ManagedLoader{Path: path}
 		if set != nil {
 			set(g, o)
