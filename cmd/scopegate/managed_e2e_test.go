@@ -220,6 +220,34 @@ approvals: deny
 	}
 }
 
+// TestManagedSuggestApply: a denial recorded before the managed policy
+// came is not proposed once it reaches beyond it, naming the rule, and
+// `scope suggest --apply` leaves scope.yml as it was.
+func TestManagedSuggestApply(t *testing.T) {
+	w := newWorkspace(t)
+	outside := filepath.Join(w.root, "outside", "f.txt")
+	if err := os.MkdirAll(filepath.Dir(outside), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := w.checkDecision(3, "read_file", map[string]any{"path": outside}); d.Reason != policy.ReasonPathNotInScope {
+		t.Fatalf("before the policy: %+v, want path_not_in_scope", d)
+	}
+	installManaged(t, fmt.Sprintf("paths:\n  ceiling:\n    read: [%q]\n    write: [%q]\n", w.proj+"/**", w.proj+"/**"))
+	scope := filepath.Join(w.branch, "scope.yml")
+	before, _ := os.ReadFile(scope)
+	out := string(w.run(0, "scope", "suggest", "--session", w.id, "--apply"))
+	if !strings.Contains(out, "# not proposed: --read "+outside) || !strings.Contains(out, policy.RuleManagedCeilingRead) ||
+		strings.Contains(out, "applied to scope.yml") {
+		t.Errorf("suggest --apply:\n%s\nwant the read left out naming %s, nothing applied", out, policy.RuleManagedCeilingRead)
+	}
+	if after, _ := os.ReadFile(scope); !bytes.Equal(after, before) {
+		t.Errorf("suggest --apply changed scope.yml:\n%s", after)
+	}
+}
+
 // TestManagedNetworkAny: a host beyond the managed network is refused by
 // the proxy and the DNS stub at run time though the scope says any: the
 // program is run through the proxy with the policy's list.
