@@ -78,6 +78,27 @@ func ExpansionOf(ws ...policy.Widening) (Expansion, error) {
 	return x, nil
 }
 
+// Widenings are the entries of the expansion that a layer above the scope
+// (a managed policy) may refuse, as widenings: its read, write, command,
+// host and socket entries, and WidenNetwork for Network. Deny entries
+// narrow a scope; nothing above a scope bounds its org-roam entries.
+func (e Expansion) Widenings() []policy.Widening {
+	var ws []policy.Widening
+	for _, l := range []struct {
+		flag   policy.WidenFlag
+		values []string
+	}{{policy.WidenRead, e.Read}, {policy.WidenWrite, e.Write}, {policy.WidenCommand, e.AllowCommands},
+		{policy.WidenHost, e.AllowHosts}, {policy.WidenSocket, e.AllowSockets}} {
+		for _, v := range l.values {
+			ws = append(ws, policy.Widening{Flag: l.flag, Value: v})
+		}
+	}
+	if e.Network != "" {
+		ws = append(ws, policy.Widening{Flag: policy.WidenNetwork, Value: e.Network.String()})
+	}
+	return ws
+}
+
 // target is one list of scope.yml an expansion can add to.
 type target struct {
 	section, key string
