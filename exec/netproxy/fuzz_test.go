@@ -130,6 +130,8 @@ func FuzzReadHead(f *testing.F) {
 	f.Add([]byte("GET http://example.com/x HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n"))
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
 	f.Add([]byte("GET / HTTP/1.1\r\n folded\r\n\r\n"))
+	f.Add([]byte("POST http://[::1]:8080/p?q HTTP/1.1\r\nContent-Length: 3\r\n\r\n"))
+	f.Add([]byte("GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := readHead(bufio.NewReaderSize(bytes.NewReader(b), 16<<10))
 		if err != nil {
@@ -157,6 +159,23 @@ func FuzzReadHead(f *testing.F) {
 				if !validHost(host) || port <= 0 || port > 65535 || !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \r\n#") {
 					t.Fatalf("parseTarget(%q) = %q %d %q", target, host, port, path)
 				}
+			}
+		}
+		if req, ref := readRequest(h); ref == nil {
+			// What is forwarded is framed one way: chunks or a length, and
+			// its head names one host, the one checked.
+			_, nte := h.get("Transfer-Encoding")
+			_, ncl := h.get("Content-Length")
+			if req.chunked && (nte != 1 || ncl != 0) || !req.chunked && (nte != 0 || ncl > 1) || req.length < 0 {
+				t.Fatalf("readRequest of %q: %+v", b, req)
+			}
+			out, err := readHead(bufio.NewReader(strings.NewReader(req.encodeHead())))
+			if err != nil {
+				t.Fatalf("the forwarded head of %q does not read back: %v", b, err)
+			}
+			hv, n := out.get("Host")
+			if hh, hp, err := parseAuthority(hv, 80); n != 1 || err != nil || hh != req.host || hp != req.port {
+				t.Fatalf("the forwarded head of %q names host %q (%d), not %s:%d", b, hv, n, req.host, req.port)
 			}
 		}
 	})
