@@ -44,6 +44,7 @@ func ExpansionOf(ws ...policy.Widening) (Expansion, error) {
 	var x Expansion
 	for _, w := range ws {
 		var list *[]string
+		var validate func(string) error // what a scope would refuse
 		switch w.Flag {
 		case policy.WidenRead:
 			list = &x.Read
@@ -58,17 +59,16 @@ func ExpansionOf(ws ...policy.Widening) (Expansion, error) {
 		case policy.WidenRoamNodeID:
 			list = &x.RoamNodeIDs
 		case policy.WidenHost:
-			if err := policy.ValidateHostEntry(w.Value); err != nil {
-				return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied: %v", ErrInvalidExpansion, w.Flag, w.Value, err)
-			}
-			list = &x.AllowHosts
+			list, validate = &x.AllowHosts, policy.ValidateHostEntry
 		case policy.WidenSocket:
-			if err := policy.ValidateSocketPath(w.Value); err != nil {
-				return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied: %v", ErrInvalidExpansion, w.Flag, w.Value, err)
-			}
-			list = &x.AllowSockets
+			list, validate = &x.AllowSockets, policy.ValidateSocketPath
 		default:
 			return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied", ErrInvalidExpansion, w.Flag, w.Value)
+		}
+		if validate != nil {
+			if err := validate(w.Value); err != nil {
+				return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied: %v", ErrInvalidExpansion, w.Flag, w.Value, err)
+			}
 		}
 		if strings.TrimSpace(w.Value) == "" || w.Flag.IsPath() && !filepath.IsAbs(w.Value) {
 			return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied", ErrInvalidExpansion, w.Flag, w.Value)

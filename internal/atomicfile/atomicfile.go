@@ -62,62 +62,42 @@ const fileMode = 0o600
 // name: ".NAME.tmp-RANDOM".
 const tempMark = ".tmp-"
 
-// Write replaces path with data, as the package documentation says. The
-// directory must exist. On error the target is left as it was and the
-// temporary file is removed.
+// Write replaces path with data, as the package documentation says: mode
+// 0600 whatever the umask. The directory must exist. On error the target
+// is left as it was and the temporary file is removed.
 func Write(path string, data []byte, o Options) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempMark+"*")
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(fileMode); err != nil { // whatever the umask
-		return fail(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if o.Sync || o.Durable {
-		if err := f.Sync(); err != nil {
-			return fail(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if o.Durable {
-		return SyncDir(dir)
-	}
-	return nil
+	defer root.Close()
+	o.ExactPerm = true
+	return write(root, filepath.Base(path), path, data, fileMode, o)
 }
 
 // WriteIn replaces name, a path below root, with data, as Write does, the
-// file given mode perm (see Options.ExactPerm). Every name is resolved in
-// root, and the temporary file is created anew, never through a symbolic
-// link. The directory must exist. On error the target is left as it was
-// and the temporary file is removed.
+// file given mode perm (see Options.ExactPerm). The directory must exist.
+// On error the target is left as it was and the temporary file is
+// removed.
 func WriteIn(root *os.Root, name string, data []byte, perm fs.FileMode, o Options) error {
+	return write(root, name, name, data, perm, o)
+}
+
+// write is Write and WriteIn: name below root, which errors call label.
+// Every name is resolved in root, and the temporary file is created anew,
+// never through a symbolic link.
+func write(root *os.Root, name, label string, data []byte, perm fs.FileMode, o Options) error {
 	dir := filepath.Dir(name)
 	tmp := filepath.Join(dir, "."+filepath.Base(name)+tempMark+strings.ToLower(rand.Text()))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return fmt.Errorf("write %s: %w", label, err)
 	}
 	fail := func(err error) error {
 		f.Close()
 		_ = root.Remove(tmp)
-		return fmt.Errorf("write %s: %w", name, err)
+		return fmt.Errorf("write %s: %w", label, err)
 	}
 	if o.ExactPerm {
 		if err := f.Chmod(perm); err != nil {
@@ -134,22 +114,22 @@ func WriteIn(root *os.Root, name string, data []byte, perm fs.FileMode, o Option
 	}
 	if err := f.Close(); err != nil {
 		_ = root.Remove(tmp)
-		return fmt.Errorf("write %s: %w", name, err)
+		return fmt.Errorf("write %s: %w", label, err)
 	}
 	if err := root.Rename(tmp, name); err != nil {
 		_ = root.Remove(tmp)
-		return fmt.Errorf("write %s: %w", name, err)
+		return fmt.Errorf("write %s: %w", label, err)
 	}
 	if !o.Durable {
 		return nil
 	}
 	d, err := root.Open(dir)
 	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
+		return fmt.Errorf("sync the directory of %s: %w", label, err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
+		return fmt.Errorf("sync the directory of %s: %w", label, err)
 	}
 	return nil
 }
@@ -168,8 +148,8 @@ func SyncDir(dir string) error {
 	return nil
 }
 
-// IsTemp reports whether name (a base name) is a temporary file of Write,
-// which a writer that died left behind: a directory's reader skips it.
+// IsTemp reports whether name (a base name) is a temporary file of Write
+// or WriteIn, which a writer that died left behind: a directory's reader skips it.
 func IsTemp(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMark)
 }
