@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scopegate/scopegate/internal/watch"
 	"github.com/scopegate/scopegate/policy"
 )
 
@@ -136,19 +137,23 @@ func BenchmarkBaselineCat(b *testing.B) {
 }
 
 // BenchmarkDenyWalk is the deny walk of a tree of 2,000 directories of
-// 25 files (52,000 entries), cold (an empty index: every directory listed
-// and each file's link count read) and warm (the index kept: each
-// directory stat'ed), per 100,000 entries.
+// 25 files (52,000 entries), per 100,000 entries: cold (an empty index:
+// every directory listed and each file's link count read); warm (the index
+// kept: each directory stat'ed); warm-file (the index read from its cache
+// file first, as a process of its own does); and in a process that
+// watches directories (serve): watched (nothing changed), watched-changed
+// (a file made in one directory before each walk).
 func BenchmarkDenyWalk(b *testing.B) {
 	dir := sourceTree(b)
 	deny := []string{"**/.git/**", "**/.env", "**/node_modules/**", "**/.ssh/**"}
 	// Records are kept once their directory is older than racyWindow.
 	now := time.Now().Add(2 * racyWindow)
-	walk := func(b *testing.B, ix *denyIndex) {
-		res, _ := ix.walkTrees(context.Background(), []string{dir}, 0, "", now)
+	walk := func(b *testing.B, ix *denyIndex, store string) {
+		res, save := ix.walkTrees(context.Background(), []string{dir}, 0, store, now)
 		if res[0].err != nil {
 			b.Fatal(res[0].err)
 		}
+		save()
 	}
 	perEntries := func(b *testing.B, start time.Time, n int) {
 		b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(n)*100_000/52_000/1e6, "ms/100k-entries")
@@ -157,18 +162,54 @@ func BenchmarkDenyWalk(b *testing.B) {
 		b.ReportAllocs()
 		n, start := 0, time.Now()
 		for b.Loop() {
-			walk(b, new(Host).index(deny))
+			walk(b, new(Host).index(deny), "")
 			n++
 		}
 		perEntries(b, start, n)
 	})
 	b.Run("warm", func(b *testing.B) {
 		ix := new(Host).index(deny)
-		walk(b, ix)
+		walk(b, ix, "")
 		b.ReportAllocs()
 		n, start := 0, time.Now()
 		for b.Loop() {
-			walk(b, ix)
+			walk(b, ix, "")
+			n++
+		}
+		perEntries(b, start, n)
+	})
+	b.Run("warm-file", func(b *testing.B) {
+		store := filepath.Join(realDir(b), "index")
+		walk(b, new(Host).index(deny), store)
+		b.ReportAllocs()
+		n, start := 0, time.Now()
+		for b.Loop() {
+			walk(b, new(Host).index(deny), store)
+			n++
+		}
+		perEntries(b, start, n)
+	})
+	b.Run("watched", func(b *testing.B) {
+		ix := (&Host{Dirs: newDirs(b, watch.DirsOptions{})}).index(deny)
+		walk(b, ix, "")
+		b.ReportAllocs()
+		n, start := 0, time.Now()
+		for b.Loop() {
+			walk(b, ix, "")
+			n++
+		}
+		perEntries(b, start, n)
+	})
+	b.Run("watched-changed", func(b *testing.B) {
+		ix := (&Host{Dirs: newDirs(b, watch.DirsOptions{})}).index(deny)
+		walk(b, ix, "")
+		b.ReportAllocs()
+		n, start := 0, time.Now()
+		for b.Loop() {
+			if err := os.WriteFile(filepath.Join(dir, "src", "7", strconv.Itoa(n)), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			walk(b, ix, "")
 			n++
 		}
 		perEntries(b, start, n)

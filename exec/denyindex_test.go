@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scopegate/scopegate/internal/watch"
 )
 
 // walkOne walks one tree whole with a fresh view of the index, as a call
@@ -248,8 +250,14 @@ func sourceFiles(t testing.TB, root string, dirs, files int) {
 
 // The parallel walk finds what a plain walk of the tree, matching every
 // path against every glob, finds: on a random tree, fresh and after
-// random changes.
+// random changes; stat'ing each directory, and in a process that watches
+// them.
 func TestDenyIndexMatchesPlainWalk(t *testing.T) {
+	t.Run("stat", func(t *testing.T) { matchesPlainWalk(t, new(Host)) })
+	t.Run("watched", func(t *testing.T) { matchesPlainWalk(t, &Host{Dirs: newDirs(t, watch.DirsOptions{})}) })
+}
+
+func matchesPlainWalk(t *testing.T, host *Host) {
 	root := realDir(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	names := []string{"a", "b", "src", ".env", ".env.local", "x.pem", "runtime", "node_modules", "id_rsa", "README", ".Git", "key.PEM"}
@@ -289,15 +297,30 @@ func TestDenyIndexMatchesPlainWalk(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	ix := new(Host).index(pats)
-	for round := range 3 {
+	ix := host.index(pats)
+	for round := range 6 {
 		got := walkOne(t, ix, root, "", time.Now().Add(time.Hour))
 		if want := plain(); !slices.Equal(got.masks, want) {
 			t.Fatalf("round %d: masks\n%q\nwant\n%q", round, got.masks, want)
 		}
-		for range 20 {
+		for i := range 20 {
 			d := dirs[rng.IntN(len(dirs))]
-			_ = os.WriteFile(filepath.Join(d, names[rng.IntN(len(names))]+"n"+strconv.Itoa(round)), nil, 0o644)
+			name := filepath.Join(d, names[rng.IntN(len(names))]+"n"+strconv.Itoa(round)+"-"+strconv.Itoa(i))
+			switch rng.IntN(4) {
+			case 0: // a new directory, with a file in it
+				if os.Mkdir(name, 0o755) == nil {
+					dirs = append(dirs, name)
+					_ = os.WriteFile(filepath.Join(name, names[rng.IntN(len(names))]), nil, 0o644)
+				}
+			case 1: // a directory moved elsewhere, under a new name
+				from := dirs[rng.IntN(len(dirs))]
+				if from != root && !within(name, from) && os.Rename(from, name) == nil {
+					dirs = slices.DeleteFunc(dirs, func(x string) bool { return within(x, from) })
+					dirs = append(dirs, name)
+				}
+			default:
+				_ = os.WriteFile(name, nil, 0o644)
+			}
 		}
 	}
 }

@@ -102,6 +102,10 @@ type Options struct {
 	// share the stat). Either way a file changed before a decision starts
 	// is seen by it.
 	Watcher *watch.Watcher
+	// Dirs, when set, watches the directories the private view's deny walk
+	// looks at, so that a walk of an unchanged tree costs no system call
+	// per directory (exec.Host.Dirs); a long-running process sets it.
+	Dirs *watch.Dirs
 }
 
 // Gateway decides and runs tool calls. It is safe for concurrent use.
@@ -155,6 +159,7 @@ func New(opts Options) *Gateway {
 	// The protected roots are resolved once: they are the gateway's own.
 	g := &Gateway{opts: opts, protected: protectedRoots(opts.SessionsDir, opts.ConfigDir)}
 	g.host.ProbeCache = opts.ProbeCache
+	g.host.Dirs = opts.Dirs
 	return g
 }
 

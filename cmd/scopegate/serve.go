@@ -48,8 +48,10 @@ type serveMain struct {
 	lock *server.Lock
 	lns  []net.Listener
 	srv  *server.Server
-	// watcher tells the gateway when the files it caches change.
+	// watcher tells the gateway when the files it caches change; dirs
+	// when the directories the private view's walk looked at change.
 	watcher *watch.Watcher
+	dirs    *watch.Dirs
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -155,6 +157,11 @@ func (m *serveMain) Open(ctx context.Context) error {
 		m.log.Warn("file changes are not watched: scope files are checked with a stat per decision", "err", err)
 	}
 	gopts.Watcher = m.watcher
+	m.dirs, err = watch.NewDirs(watch.DirsOptions{})
+	if err != nil {
+		m.log.Warn("directories are not watched: the private view's walk stats each directory per call", "err", err)
+	}
+	gopts.Dirs = m.dirs
 	gw := gateway.New(gopts)
 	hooks, err := m.a.hookOptions(agents.ClaudeCode, cfg.Hooks)
 	if err != nil {
@@ -194,6 +201,9 @@ func (m *serveMain) Close() error {
 	m.lns = nil
 	if m.watcher != nil {
 		m.watcher.Close()
+	}
+	if m.dirs != nil {
+		m.dirs.Close()
 	}
 	if err := m.lock.Release(); err != nil {
 		errs = append(errs, err)
