@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -1182,7 +1183,87 @@ func readPrivate(path string) ([]byte, error) {
 	if _, err := f.ReadAt(data, 0); err != nil {
 		return nil, err
 	}
+	markUsed(path, &st, time.Now())
 	return data, nil
+}
+
+// usedEvery is how often a read of a cache file moves its access time
+// (whatever the mount's atime option): `scopegate gc` removes the files no
+// process read or wrote for a while.
+const usedEvery = 12 * time.Hour
+
+// markUsed sets a cache file's access time to now when it is older than
+// usedEvery; a failure costs the file an early removal, nothing more.
+func markUsed(path string, st *unix.Stat_t, now time.Time) {
+	if now.Sub(time.Unix(st.Atim.Unix())) < usedEvery {
+		return
+	}
+	_ = unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{unix.NsecToTimespec(now.UnixNano()), {Nsec: unix.UTIME_OMIT}}, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// IndexFile is one file of the directory where the deny walk keeps its
+// index (Options.IndexDir).
+type IndexFile struct {
+	Path string
+	// Tree is the tree the file indexes; "" when it is not an index file
+	// (a temporary file left by a write that did not finish, or another).
+	Tree string
+	// Used is when the file was last written or read (a read marks it at
+	// most every twelve hours).
+	Used time.Time
+}
+
+// IndexFiles lists the files of dir, a directory of deny index files
+// (none when it does not exist).
+func IndexFiles(dir string) ([]IndexFile, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list the deny index: %w", err)
+	}
+	var out []IndexFile
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			continue // removed meanwhile
+		}
+		f := IndexFile{Path: p, Used: time.Unix(st.Mtim.Unix())}
+		if at := time.Unix(st.Atim.Unix()); at.After(f.Used) {
+			f.Used = at
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFREG && strings.HasSuffix(e.Name(), ".idx") {
+			f.Tree = indexTree(p)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// indexTree reads the tree an index file names in its header ("" when it
+// is not one).
+func indexTree(path string) string {
+	// O_NOATIME: reading it is no use of it.
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOATIME|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return ""
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	head := make([]byte, len(indexMagic)+binary.MaxVarintLen64+unix.PathMax)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if len(head) < len(indexMagic) || string(head[:len(indexMagic)]) != indexMagic {
+		return ""
+	}
+	d := decoder{b: head[len(indexMagic):]}
+	root := strings.Clone(d.view())
+	if d.err != nil || !filepath.IsAbs(root) || filepath.Clean(root) != root {
+		return ""
+	}
+	return root
 }
 
 // privateDir checks that dir is a directory (not a link) owned by this

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scopegate/scopegate/internal/watch"
 )
 
@@ -321,6 +323,53 @@ func matchesPlainWalk(t *testing.T, host *Host) {
 			default:
 				_ = os.WriteFile(name, nil, 0o644)
 			}
+		}
+	}
+}
+
+// IndexFiles names each cache file's tree and when it was last used: a
+// walk that reads an index file unused for long marks it used, on a file
+// system mounted noatime too.
+func TestDenyIndexFilesUsed(t *testing.T) {
+	if !inMountNS(t) {
+		return
+	}
+	root := realDir(t)
+	sourceFiles(t, root, 3, 2)
+	store := filepath.Join(realDir(t), "index")
+	if err := os.Mkdir(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", store, "tmpfs", unix.MS_NOATIME, "mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Unmount(store, unix.MNT_DETACH)
+	later := time.Now().Add(time.Hour)
+	walkOne(t, new(Host).index([]string{"**/.env"}), root, store, later)
+	if err := os.WriteFile(filepath.Join(store, ".tmp-1"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, err := IndexFiles(store)
+	if err != nil || len(files) != 2 {
+		t.Fatalf("IndexFiles: %+v, %v", files, err)
+	}
+	slices.SortFunc(files, func(a, b IndexFile) int { return strings.Compare(a.Tree, b.Tree) })
+	if files[0].Tree != "" || files[1].Tree != root {
+		t.Fatalf("trees %q, %q; want none and %q", files[0].Tree, files[1].Tree, root)
+	}
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	if err := os.Chtimes(files[1].Path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	// Listing does not use it; a walk that reads it does.
+	if again, _ := IndexFiles(store); !slices.ContainsFunc(again, func(f IndexFile) bool { return f.Tree == root && f.Used.Equal(old) }) {
+		t.Errorf("listing marked the file used: %+v", again)
+	}
+	walkOne(t, new(Host).index([]string{"**/.env"}), root, store, later)
+	after, _ := IndexFiles(store)
+	for _, f := range after {
+		if f.Tree == root && time.Since(f.Used) > time.Hour {
+			t.Errorf("a walk read the file and left it unused since %v", f.Used)
 		}
 	}
 }
