@@ -600,6 +600,18 @@ func (w *walker) watched(t *walkTask, buf *dirBuf) (*dirRecord, error) {
 	}
 	t.keep()
 	w.looked[t.tree].Add(1)
+	if rec != nil && rec.watch != nil && rec.watch.Changed() <= rec.seen {
+		// In doubt only about what its path leads to (a reset, a parent
+		// looked at anew): the watched directory is still there when its
+		// stat finds the same inode, which the watch holds, unchanged.
+		var st unix.Stat_t
+		if err := unix.Lstat(t.dir, &st); err == nil && rec.key == keyOf(&st) {
+			found := *rec
+			found.parent, found.seen = t.parent, w.epoch
+			w.ix.put(t.dir, &found)
+			return &found, nil
+		}
+	}
 	fd, err := unix.Open(t.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	readable := err == nil
 	if errors.Is(err, unix.EACCES) {
