@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/scopegate/scopegate/policy"
 )
@@ -29,14 +31,45 @@ func Names() []string { return []string{ClaudeCode, Codex} }
 // ErrInvalidInput marks hook input that cannot be mapped.
 var ErrInvalidInput = errors.New("invalid hook input")
 
-// Input is what scopegate reads of a PreToolUse hook input. Both agents
-// send the same envelope.
+// Event is a hook event scopegate answers.
+type Event string
+
+// The hook events scopegate answers. PreToolUse decides a tool call; the
+// others tell what became of the calls left to the agent's user: a tool
+// ran (PostToolUse, PostToolUseFailure), or a turn or the session ended
+// (UserPromptSubmit, Stop, SessionEnd), so that no call the user was asked
+// about is still waiting.
+const (
+	EventPreToolUse         Event = "PreToolUse"
+	EventPostToolUse        Event = "PostToolUse"
+	EventPostToolUseFailure Event = "PostToolUseFailure"
+	EventUserPromptSubmit   Event = "UserPromptSubmit"
+	EventStop               Event = "Stop"
+	EventSessionEnd         Event = "SessionEnd"
+)
+
+// Events lists the events, in a fixed order.
+func Events() []Event {
+	return []Event{EventPreToolUse, EventPostToolUse, EventPostToolUseFailure, EventUserPromptSubmit, EventStop, EventSessionEnd}
+}
+
+// ToolEvent reports whether the event is about one tool call (it names
+// the tool and its input).
+func (e Event) ToolEvent() bool {
+	return e == EventPreToolUse || e == EventPostToolUse || e == EventPostToolUseFailure
+}
+
+// Input is what scopegate reads of a hook input. Both agents send the same
+// envelope.
 type Input struct {
 	SessionID string          `json:"session_id"`
 	Cwd       string          `json:"cwd"`
-	Event     string          `json:"hook_event_name"`
+	Event     Event           `json:"hook_event_name"`
 	ToolName  string          `json:"tool_name"`
 	ToolInput json.RawMessage `json:"tool_input"`
+	// ToolUseID is the agent's id of the tool call: the same in the
+	// PreToolUse and the PostToolUse of one call.
+	ToolUseID string `json:"tool_use_id"`
 	// PermissionMode is Claude Code's permission_mode as sent (a JSON
 	// string, or anything else, which AsksUser takes as unknown).
 	PermissionMode json.RawMessage `json:"permission_mode"`
@@ -45,10 +78,11 @@ type Input struct {
 // AsksUser reports whether the agent shows a user its permission dialog
 // when the hook answers "ask", judged from the hook input alone and failing
 // closed. Codex has no ask. Claude Code sends its permission mode: in
-// default, acceptEdits and plan an interactive session asks its user, and a
-// headless one (-p), which has nobody to ask, refuses the call (measured,
-// docs/approvals.md); bypassPermissions, dontAsk and auto exist not to ask,
-// and a missing or unknown mode is not relied on.
+// default, acceptEdits, plan and auto (an interactive session's default
+// mode) an interactive session asks its user, and a headless one (-p),
+// which has nobody to ask, refuses the call (measured, docs/approvals.md);
+// bypassPermissions and dontAsk exist not to ask, and a missing or unknown
+// mode is not relied on.
 func AsksUser(agent string, in Input) bool {
 	if agent != ClaudeCode {
 		return false
@@ -58,15 +92,16 @@ func AsksUser(agent string, in Input) bool {
 		return false
 	}
 	switch mode {
-	case "default", "acceptEdits", "plan":
+	case "default", "acceptEdits", "plan", "auto":
 		return true
 	}
 	return false
 }
 
-// ParseInput reads a PreToolUse hook input. It must be one JSON object
-// naming the PreToolUse event, a session id, a tool and the tool's input
-// object; other fields of the envelope are the agents' own and are ignored.
+// ParseInput reads a hook input. It must be one JSON object naming one of
+// Events and a session id, and for a tool event a tool and the tool's
+// input object; other fields of the envelope are the agents' own and are
+// ignored.
 func ParseInput(data []byte) (Input, error) {
 	var in Input
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -77,16 +112,27 @@ func ParseInput(data []byte) (Input, error) {
 		return Input{}, fmt.Errorf("%w: trailing data after the hook input", ErrInvalidInput)
 	}
 	switch {
-	case in.Event != "PreToolUse":
-		return Input{}, fmt.Errorf("%w: hook_event_name is %q, scopegate answers PreToolUse", ErrInvalidInput, in.Event)
+	case !slices.Contains(Events(), in.Event):
+		return Input{}, fmt.Errorf("%w: hook_event_name is %q, scopegate answers %s", ErrInvalidInput, in.Event, eventList())
 	case in.SessionID == "":
 		return Input{}, fmt.Errorf("%w: no session_id", ErrInvalidInput)
+	case !in.Event.ToolEvent():
+		return in, nil
 	case in.ToolName == "":
 		return Input{}, fmt.Errorf("%w: no tool_name", ErrInvalidInput)
 	case len(bytes.TrimSpace(in.ToolInput)) == 0 || bytes.TrimSpace(in.ToolInput)[0] != '{':
 		return Input{}, fmt.Errorf("%w: tool_input of %s is not an object", ErrInvalidInput, in.ToolName)
 	}
 	return in, nil
+}
+
+// eventList names the events for a message.
+func eventList() string {
+	names := make([]string, 0, len(Events()))
+	for _, e := range Events() {
+		names = append(names, string(e))
+	}
+	return strings.Join(names, ", ")
 }
 
 // Kind says how a mapped tool call is handled.
@@ -154,6 +200,10 @@ func Deny(agent, reason string) Answer {
 func Refuse(agent, why string) Answer {
 	return Deny(agent, "scopegate: "+policy.OneLine(why)+"; the tool call is denied")
 }
+
+// Ack is the answer to an event that decides nothing (every event but
+// PreToolUse): no output, exit 0, which both agents take as "go on".
+func Ack() Answer { return Answer{} }
 
 // Allow is agent's answer letting the tool call run as it is. Codex takes
 // no bare allow: its form is an empty answer.

@@ -108,7 +108,7 @@ func TestMapRefusesMalformed(t *testing.T) {
 		{"not json", agents.ClaudeCode, `{`},
 		{"array", agents.ClaudeCode, `[]`},
 		{"two objects", agents.ClaudeCode, input("Bash", `{"command":"ls"}`) + `{}`},
-		{"other event", agents.ClaudeCode, strings.Replace(input("Bash", `{"command":"ls"}`), "PreToolUse", "PostToolUse", 1)},
+		{"other event", agents.ClaudeCode, strings.Replace(input("Bash", `{"command":"ls"}`), "PreToolUse", "SubagentStop", 1)},
 		{"no session", agents.ClaudeCode, strings.Replace(input("Bash", `{"command":"ls"}`), `"s1"`, `""`, 1)},
 		{"no tool", agents.ClaudeCode, input("", `{}`)},
 		{"tool input not object", agents.ClaudeCode, input("Bash", `"ls"`)},
@@ -198,7 +198,7 @@ func TestAsksUser(t *testing.T) {
 		{agents.ClaudeCode, `"plan"`, true},
 		{agents.ClaudeCode, `"bypassPermissions"`, false},
 		{agents.ClaudeCode, `"dontAsk"`, false},
-		{agents.ClaudeCode, `"auto"`, false},
+		{agents.ClaudeCode, `"auto"`, true},
 		{agents.ClaudeCode, `"Default"`, false},
 		{agents.ClaudeCode, `""`, false},
 		{agents.ClaudeCode, ``, false},
@@ -242,5 +242,21 @@ func TestAskRewrite(t *testing.T) {
 	}
 	if _, err := agents.AskRewrite(agents.ClaudeCode, json.RawMessage(`[1]`), "x", "why"); err == nil {
 		t.Error("AskRewrite of a non-object tool_input succeeded")
+	}
+}
+
+// TestParseInputEvents: the events that are not about one tool call need
+// no tool; the tool events do.
+func TestParseInputEvents(t *testing.T) {
+	for _, ev := range agents.Events() {
+		raw := `{"session_id":"s","hook_event_name":"` + string(ev) + `"}`
+		_, err := agents.ParseInput([]byte(raw))
+		if (err == nil) == ev.ToolEvent() {
+			t.Errorf("%s without a tool: err %v", ev, err)
+		}
+	}
+	in, err := agents.ParseInput([]byte(`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Write","tool_use_id":"toolu_1","tool_input":{"file_path":"/x","content":""},"tool_response":{}}`))
+	if err != nil || in.ToolUseID != "toolu_1" || in.Event != agents.EventPostToolUse {
+		t.Errorf("%+v %v", in, err)
 	}
 }

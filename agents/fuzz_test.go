@@ -51,3 +51,24 @@ func FuzzPatchPaths(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCodexRules checks that the rules parser never panics and that the
+// text of every rule it keeps reads back as the same rule.
+func FuzzCodexRules(f *testing.F) {
+	f.Add("prefix_rule(pattern=[\"git\", [\"push\", \"fetch\"]], decision=\"forbidden\", justification='x')\n", "git push")
+	f.Add("# c\nprefix_rule(\n  pattern = ['rm'],\n  decision = 'prompt',\n  match = [['rm', 'x']],\n)\nhost_executable(name=\"rm\", paths=[r\"/bin/rm\"])", "rm -rf x")
+	f.Add("prefix_rule(pattern=[], decision=\"forbidden\")", "")
+	f.Fuzz(func(t *testing.T, src, command string) {
+		r, err := agents.ParseCodexRules([]byte(src), "f.rules")
+		if err != nil {
+			return
+		}
+		_, _, _ = r.MatchCommand(command)
+		for _, c := range r.Commands {
+			again, err := agents.ParseCodexRules([]byte(c.Text), "again.rules")
+			if err != nil || len(again.Commands) != 1 || again.Commands[0].Text != c.Text || again.Commands[0].Decision != c.Decision {
+				t.Fatalf("rule %s does not read back: %+v, %v", c.Text, again.Commands, err)
+			}
+		}
+	})
+}

@@ -220,7 +220,7 @@ func (e *DeniedError) Error() string {
 	if len(e.Violations) == 0 {
 		return "denied"
 	}
-	v := e.Violations[0]
+	v := policy.Deciding(e.Violations)
 	if v.Message != "" {
 		return "denied: " + v.Message
 	}

@@ -70,6 +70,17 @@ func (o Offer) Widening() string {
 // Summary is what the call is about, on one line, for a person: the tool
 // and its command, path or pattern; never the content it would write.
 func (o Offer) Summary() string {
+	s := o.Call.Tool + ": " + o.what()
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "…"
+	}
+	return s
+}
+
+// what is what the call is about: its command, path or pattern, node id or
+// title.
+func (o Offer) what() string {
 	var a struct {
 		Command, Path, Pattern, Title string
 		NodeID                        string `json:"node_id"`
@@ -92,12 +103,7 @@ func (o Offer) Summary() string {
 	default:
 		what = a.Title
 	}
-	s := o.Call.Tool + ": " + what
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "…"
-	}
-	return s
+	return what
 }
 
 // Text is the offer as a person reads it: the call, why it is denied, and
@@ -116,12 +122,15 @@ type approval struct {
 	// approved is AnswerOnce or AnswerSession when the call ran because of
 	// the answer.
 	approved string
+	// widenings are what the user granted.
+	widenings []policy.Widening
 }
 
-// offerable returns the widenings of a denial that may be offered, or nil:
-// exactly a widenable denial (policy.Decision.Widenable) whose every
-// widening scopegate knows how to apply, and whose paths are absolute.
-func offerable(d policy.Decision) []policy.Widening {
+// offerable returns the widenings of a denial of call that may be offered,
+// or nil: exactly a widenable denial (policy.Decision.Widenable) whose
+// every widening scopegate knows how to apply, whose paths are absolute,
+// and which would let the call run once applied (unworkable).
+func offerable(d policy.Decision, call policy.Call) []policy.Widening {
 	ws := d.Widenings()
 	if len(ws) == 0 {
 		return nil
@@ -129,7 +138,22 @@ func offerable(d policy.Decision) []policy.Widening {
 	if _, err := expansionOf(ws); err != nil {
 		return nil
 	}
+	if unworkable(ws, call) != "" {
+		return nil
+	}
 	return ws
+}
+
+// notOffered adds to the message of a widenable denial that cannot be
+// offered why, so that the user is not sent after a widening that would
+// not let the call run.
+func notOffered(d *policy.Decision, call policy.Call) {
+	if d.Allowed || !d.Widenable() {
+		return
+	}
+	if why := unworkable(d.Widenings(), call); why != "" {
+		d.Message = strings.TrimSuffix(d.Message, ".") + "; it is not offered for approval: " + why
+	}
 }
 
 // offer puts a widenable denial to the user through t.Ask and acts on the
@@ -139,12 +163,15 @@ func offerable(d policy.Decision) []policy.Widening {
 // leaves the denial. It returns the decision to act on and how the offer
 // went.
 func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec decision, callID string) (decision, approval) {
-	ws := offerable(dec.d)
+	ws := offerable(dec.d, call)
 	if t.Ask == nil || ws == nil {
+		if t.Ask != nil {
+			notOffered(&dec.d, call)
+		}
 		return dec, approval{}
 	}
 	o := Offer{CallID: callID, Call: call, Decision: dec.d, Widenings: ws}
-	ap := approval{offered: o.Widening(), channel: t.Ask.Channel()}
+	ap := approval{offered: o.Widening(), channel: t.Ask.Channel(), widenings: ws}
 	ap.answer = t.Ask.Ask(ctx, o)
 	if ap.answer == "" {
 		ap.answer = AnswerError
@@ -190,9 +217,14 @@ func (g *Gateway) takeGrant(b *branch, call policy.Call, callID string) {
 		g.opts.Warn(fmt.Sprintf("grant of %s: %v", callID, err))
 		return
 	}
-	if found && grant.Call == CallSum(call) {
-		b.grant = &grant
+	if !found || grant.Call != CallSum(call) {
+		return
 	}
+	if !grant.Expires.IsZero() && g.opts.Now().After(grant.Expires) {
+		b.grantExpired = grant.Expires
+		return
+	}
+	b.grant = &grant
 }
 
 // granted decides a denied call again under the one-time grant of its
@@ -220,7 +252,7 @@ func (g *Gateway) Offerable(t Target, call policy.Call) (Offer, bool) {
 	if dec.d.Allowed {
 		return Offer{}, false
 	}
-	ws := offerable(dec.d)
+	ws := offerable(dec.d, call)
 	if ws == nil {
 		return Offer{}, false
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/scopegate/scopegate/audit"
@@ -75,6 +76,12 @@ type checkOptions struct {
 	// opened, when set, is the branch as the caller has already opened it
 	// (a hook, finding its session): the check reads its metadata no more.
 	opened *sessions.Branch
+	// asked, with a channel, tells after the decision whether an allowed
+	// call is left to the user all the same (the agent's own rule asks),
+	// and the rule and message its entry records.
+	asked func() (rule, message string, ok bool)
+	// askNote is added to the message of an asked entry.
+	askNote string
 }
 
 // check is Check; with a channel, a denial that may be offered is recorded
@@ -86,6 +93,9 @@ func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, o check
 	b := g.open(t)
 	b.opened = o.opened
 	dec := g.decide(b, call, decideOptions{execution: t.checkExecution(call), decide: o.decide})
+	if o.channel != "" {
+		notOffered(&dec.d, call)
+	}
 	g.countDecision(t, call, dec)
 	res.Decision = dec.d
 	if t.BranchDir == "" {
@@ -96,11 +106,20 @@ func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, o check
 	e.Mode, e.AgentTool = t.checkMode(), t.AgentTool
 	var ws []policy.Widening
 	if o.channel != "" && !dec.d.Allowed {
-		if ws = offerable(dec.d); ws != nil {
+		if ws = offerable(dec.d, call); ws != nil {
 			offer := Offer{Call: call, Decision: dec.d, Widenings: ws}
 			e.Decision, e.Offered, e.Channel, e.Answer = audit.DecisionAsked, offer.Widening(), o.channel, AnswerAsk
 			g.opts.Observer.ObserveApproval(AnswerAsk)
 		}
+	}
+	if o.channel != "" && dec.d.Allowed && o.asked != nil {
+		if rule, message, ok := o.asked(); ok {
+			e.Decision, e.Rule, e.Message, e.Channel, e.Answer = audit.DecisionAsked, rule, message, o.channel, AnswerAsk
+			g.opts.Observer.ObserveApproval(AnswerAsk)
+		}
+	}
+	if e.Decision == audit.DecisionAsked && o.askNote != "" {
+		e.Message = strings.TrimSuffix(e.Message, ".") + "; " + o.askNote
 	}
 	log := g.log(t.BranchDir)
 	// A check changes nothing: its entry is written (and survives the
@@ -147,7 +166,10 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 	var ap approval
 	if ro.grant {
 		if granted, ok := g.granted(call, dec); ok {
-			dec, ap = granted, approval{approved: AnswerOnce, answer: AnswerOnce, channel: b.grant.Channel}
+			dec, ap = granted, approval{approved: AnswerOnce, answer: AnswerOnce, channel: b.grant.Channel, widenings: b.grant.Widenings}
+		} else if !dec.d.Allowed && !b.grantExpired.IsZero() {
+			dec.d.Message = strings.TrimSuffix(dec.d.Message, ".") + fmt.Sprintf("; the one-time grant the user gave it expired at %s (approval_timeout_seconds after it was asked): ask again",
+				b.grantExpired.UTC().Format(time.RFC3339))
 		}
 	} else if !dec.d.Allowed {
 		dec, ap = g.offer(ctx, t, call, dec, res.CallID)
@@ -192,6 +214,15 @@ func (g *Gateway) call(ctx context.Context, t Target, call policy.Call, ro runOp
 		if err := journal.Begin(ctx, rec); err != nil {
 			return res, fmt.Errorf("in-flight record: %w", err)
 		}
+	}
+	if ap.approved != "" {
+		// What the user granted to write and does not exist yet is made for
+		// the run, which Landlock can then grant.
+		made, err := makeGrantedFiles(ap.widenings)
+		if err != nil {
+			g.opts.Warn(fmt.Sprintf("approval of %s: %v", res.CallID, err))
+		}
+		defer removeUntouched(made)
 	}
 	g.opts.Observer.InflightInc()
 	start := time.Now()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/sessions"
@@ -33,6 +34,9 @@ type Grant struct {
 	Widenings []policy.Widening `json:"widenings"`
 	// Channel is how the user was asked (ChannelElicitation, ChannelHookAsk).
 	Channel string `json:"channel"`
+	// Expires, when set, is when the grant lapses: a grant stored before
+	// the user answers (the agent's dialog) is good only until then.
+	Expires time.Time `json:"expires,omitzero"`
 }
 
 // CallSum identifies a call for a grant: the SHA-256 of its tool,
@@ -54,23 +58,13 @@ func CallSum(c policy.Call) string {
 // StoreGrant writes a one-time grant under its call id in the branch,
 // atomically and readable only by the owner.
 func StoreGrant(branchDir string, g Grant) error {
-	if !validCallID(g.CallID) {
-		return fmt.Errorf("store grant: invalid call id %q", g.CallID)
-	}
 	if len(g.Widenings) == 0 {
 		return fmt.Errorf("store grant %s: no widening", g.CallID)
 	}
 	if _, err := expansionOf(g.Widenings); err != nil {
 		return fmt.Errorf("store grant %s: %w", g.CallID, err)
 	}
-	data, err := json.Marshal(g)
-	if err != nil {
-		return fmt.Errorf("store grant %s: %w", g.CallID, err)
-	}
-	if err := writeStored(filepath.Join(branchDir, GrantsDir), g.CallID+".json", data); err != nil {
-		return fmt.Errorf("store grant %s: %w", g.CallID, err)
-	}
-	return nil
+	return storeRecord(branchDir, GrantsDir, "grant", g.CallID, g, true)
 }
 
 // claimGrant takes the grant of callID for its one run: the file is renamed

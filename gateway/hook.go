@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/scopegate/scopegate/agents"
 	"github.com/scopegate/scopegate/policy"
@@ -41,13 +42,44 @@ type HookOptions struct {
 	// session keeps its own.
 	ProjectDir string
 	// ExecCommand is the command line that runs a stored shell call
-	// (`/abs/scopegate exec --session ID --branch B --call CALL_ID`).
-	// Required for shell calls to be allowed.
-	ExecCommand func(sessionID, branch, callID string) string
+	// (`/abs/scopegate exec --session ID --branch B --call CALL_ID --
+	// COMMAND`), command being the user's own, which exec checks against
+	// the stored call and the agent's dialog shows last. Required for
+	// shell calls to be allowed.
+	ExecCommand func(sessionID, branch, callID, command string) string
 	// Approvals leaves a call denied for a scope reason to the agent's own
 	// permission dialog where it will ask its user (config.yml approvals:
 	// ask); otherwise it is denied.
 	Approvals bool
+	// ApprovalTimeout is how long a call left to the agent's dialog may
+	// wait for the user's answer before it runs (config.yml
+	// approval_timeout_seconds; default DefaultApprovalTimeout).
+	ApprovalTimeout time.Duration
+	// Agent locates the agent's own permission rules (its settings and
+	// rules files, its command line), which a rewritten command would lose:
+	// scopegate applies them to the user's command. Its ProjectDir defaults
+	// to ProjectDir.
+	Agent agents.Env
+}
+
+// DefaultApprovalTimeout is how long a call left to the agent's dialog may
+// wait for its answer when HookOptions.ApprovalTimeout is zero.
+const DefaultApprovalTimeout = 120 * time.Second
+
+// agentEnv is o.Agent with its project directory.
+func (o HookOptions) agentEnv() agents.Env {
+	e := o.Agent
+	if e.ProjectDir == "" {
+		e.ProjectDir = o.ProjectDir
+	}
+	return e
+}
+
+func (o HookOptions) approvalTimeout() time.Duration {
+	if o.ApprovalTimeout > 0 {
+		return o.ApprovalTimeout
+	}
+	return DefaultApprovalTimeout
 }
 
 // HookSessionID is the scopegate session id of an agent's session id: the
@@ -62,13 +94,14 @@ func HookSessionID(agentSessionID string) string {
 	return "agent-" + hex.EncodeToString(sum[:16])
 }
 
-// Hook answers an agent's PreToolUse hook: it maps the tool call, finds or
+// Hook answers an agent's hook. PreToolUse: it maps the tool call, finds or
 // creates the session of the agent's session id, decides every call
-// (audited in tools.org with :MODE: hook, counted with via="hook"), and
-// answers in the agent's own terms. An allowed shell command is stored and
-// rewritten to ExecCommand, so that it runs through scopegate's own runner.
-// Every failure is a deny with a reason: Hook never panics and never
-// allows what it could not decide.
+// (audited in tools.org with :MODE: hook, counted with via="hook") with
+// the agent's own rules kept, and answers in the agent's own terms. An
+// allowed shell command is stored and rewritten to ExecCommand, so that it
+// runs through scopegate's own runner. The other events settle the calls
+// left to the agent's user (settleAsks). Every failure is a deny with a
+// reason: Hook never panics and never allows what it could not decide.
 func (g *Gateway) Hook(ctx context.Context, agent string, input []byte, o HookOptions) (ans agents.Answer) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -87,6 +120,9 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 	in, err := agents.ParseInput(input)
 	if err != nil {
 		return agents.Answer{}, err
+	}
+	if in.Event != agents.EventPreToolUse {
+		return g.hookEvent(ctx, in)
 	}
 	m, err := agents.Map(agent, in)
 	if err != nil {
@@ -123,22 +159,46 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 	if o.Approvals && agents.AsksUser(agent, in) {
 		channel = ChannelHookAsk
 	}
-	var last CallResult
-	var widen []policy.Widening
+	g.settleExpired(ctx, t)
+	var rules agentRules
+	if m.Kind == agents.KindShell || channel != "" && agent == agents.ClaudeCode {
+		rules, err = readAgentRules(agent, o.agentEnv())
+		if err != nil && m.Kind == agents.KindShell {
+			return agents.Answer{}, fmt.Errorf("%w; scopegate keeps the agent's own rules, and cannot read them", err)
+		}
+	}
+	h := hookCall{agent: agent, in: in, m: m, branchDir: branchDir, o: o, rules: rules}
 	for _, c := range m.Calls {
 		c.Cwd = in.Cwd
-		res, ws, err := g.check(ctx, t, c, checkOptions{channel: channel, opened: opened})
+		co := checkOptions{channel: channel, opened: opened}
+		var ask *agentHit
+		if m.Kind == agents.KindShell && !rules.Empty() {
+			co.decide = rules.decider(agent, c, channel != "", &ask)
+			co.asked = func() (string, string, bool) {
+				if ask == nil {
+					return "", "", false
+				}
+				return agent + " " + ask.text, ask.rule + " asks its user before this command runs", true
+			}
+		}
+		if m.Kind == agents.KindFiles && channel != "" && agent == agents.ClaudeCode {
+			co.askNote = fileAskNote(in.ToolName, rules.postToolUse)
+		}
+		res, ws, err := g.check(ctx, t, c, co)
 		if err != nil {
 			return agents.Answer{}, fmt.Errorf("could not record the decision: %w", err)
 		}
 		if !res.Decision.Allowed && ws == nil {
 			return agents.Deny(agent, res.Decision.Message), nil
 		}
-		widen = append(widen, ws...)
-		last = res
+		h.widen = append(h.widen, ws...)
+		if ask != nil {
+			h.ask = ask
+		}
+		h.last = res
 	}
-	if widen != nil {
-		return g.hookAsk(agent, in, m, branchDir, last, widen, o)
+	if h.widen != nil || h.ask != nil {
+		return g.hookAsk(h)
 	}
 	if m.Kind == agents.KindFiles {
 		return agents.Allow(agent), nil
@@ -148,40 +208,106 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 	}
 	call := m.Calls[0]
 	call.Cwd = in.Cwd
-	if err := StoreCall(branchDir, last.CallID, call); err != nil {
+	if err := StoreCall(branchDir, h.last.CallID, call); err != nil {
 		return agents.Answer{}, err
 	}
-	return agents.Rewrite(agent, in.ToolInput, o.ExecCommand(id, filepath.Base(branchDir), last.CallID))
+	return agents.Rewrite(agent, in.ToolInput, o.ExecCommand(id, filepath.Base(branchDir), h.last.CallID, shellCommand(call)))
 }
 
-// hookAsk answers a call denied for a scope reason with the agent's own
-// permission dialog, naming the widening. A file tool is performed by the
-// agent once the user approves; a shell command is stored with a one-time
-// grant under its call id and rewritten to the `scopegate exec` of that id,
-// so that approving runs exactly this call, once, confined.
-func (g *Gateway) hookAsk(agent string, in agents.Input, m agents.Mapping, branchDir string, last CallResult, ws []policy.Widening, o HookOptions) (agents.Answer, error) {
-	o1 := Offer{Call: m.Calls[0], Decision: last.Decision, Widenings: ws}
-	// The reason leads with the denial, so that where nobody answers (a
-	// headless run refuses the call with it) the model reads what it would
-	// have read without approvals.
-	if m.Kind == agents.KindFiles {
-		return agents.Ask(agent, fmt.Sprintf("%s. scopegate asks: approve to let this call run once (it needs %s; the scope stays as it is)",
-			strings.TrimSuffix(last.Decision.Message, "."), o1.Widening())), nil
+// hookCall is one PreToolUse being answered.
+type hookCall struct {
+	agent     string
+	in        agents.Input
+	m         agents.Mapping
+	branchDir string
+	o         HookOptions
+	rules     agentRules
+	// last is the result of the last call of the mapping; widen what the
+	// scope lacks for them; ask the agent's own rule that asks first.
+	last  CallResult
+	widen []policy.Widening
+	ask   *agentHit
+}
+
+// shellCommand is the command of a shell call.
+func shellCommand(call policy.Call) string {
+	var a policy.ShellArgs
+	_ = policy.DecodeArgs(call.Args, &a)
+	return a.Command
+}
+
+// fileAskNote is what the asked entry of a file tool says of its outcome,
+// which the agent alone sees.
+func fileAskNote(tool string, reported bool) string {
+	if reported {
+		return "Claude Code runs " + tool + " itself once its user approves; a later entry with this call id records whether it ran"
 	}
-	if o.ExecCommand == nil {
+	return "Claude Code runs " + tool + " itself once its user approves; whether it ran is unknown, since its settings install no PostToolUse hook of scopegate's"
+}
+
+// hookAsk answers a call denied for a scope reason, or one the agent's own
+// rules ask about, with the agent's own permission dialog, naming what it
+// needs. A file tool is performed by the agent once the user approves; a
+// shell command is stored (with a one-time grant of what the scope lacks)
+// under its call id and rewritten to the `scopegate exec` of that id, so
+// that approving runs exactly this call, once, confined. The ask is
+// recorded until its outcome is known (settleAsks); it expires with
+// HookOptions.ApprovalTimeout.
+func (g *Gateway) hookAsk(h hookCall) (agents.Answer, error) {
+	call := h.m.Calls[0]
+	call.Cwd = h.in.Cwd
+	d := h.last.Decision
+	a := pendingAsk{CallID: h.last.CallID, ToolUseID: h.in.ToolUseID, AgentTool: h.in.ToolName, Call: call,
+		Reason: string(d.Reason), Rule: d.Rule, Resource: d.Resource, Message: d.Message,
+		Expires: g.opts.Now().Add(h.o.approvalTimeout())}
+	// The reason leads with the call, then the denial, so that the dialog
+	// names what is approved and where nobody answers (a headless run
+	// refuses the call with it) the model reads what it would have read
+	// without approvals.
+	why := strings.TrimSuffix(d.Message, ".")
+	needs := "the scope stays as it is"
+	if h.widen != nil {
+		a.Offered = Offer{Widenings: h.widen}.Widening()
+		needs = "it needs " + a.Offered + "; the scope stays as it is"
+	}
+	if h.ask != nil {
+		asks := h.ask.rule + " asks its user before this command runs"
+		if h.widen == nil {
+			a.Reason, a.Rule, a.Resource, a.Message = string(policy.ReasonAllowed), h.agent+" "+h.ask.text, "", asks
+			why = asks
+		} else {
+			a.Message = strings.TrimSuffix(a.Message, ".") + "; " + asks
+			why += "; " + asks
+		}
+	}
+	if h.m.Kind == agents.KindFiles {
+		a.Reported = h.rules.postToolUse
+		if err := storeAsk(h.branchDir, a); err != nil {
+			return agents.Answer{}, err
+		}
+		return agents.Ask(h.agent, fmt.Sprintf("%s %s: %s. scopegate asks: approve to let this call run once (%s)",
+			h.in.ToolName, Offer{Call: call}.what(), why, needs)), nil
+	}
+	if h.o.ExecCommand == nil {
 		return agents.Answer{}, errors.New("no exec command to run shell calls through")
 	}
-	call := m.Calls[0]
-	call.Cwd = in.Cwd
-	if err := StoreCall(branchDir, last.CallID, call); err != nil {
+	a.Shell = true
+	command := shellCommand(call)
+	if err := StoreCall(h.branchDir, a.CallID, call); err != nil {
 		return agents.Answer{}, err
 	}
-	if err := StoreGrant(branchDir, Grant{CallID: last.CallID, Call: CallSum(call), Widenings: ws, Channel: ChannelHookAsk}); err != nil {
+	if h.widen != nil {
+		grant := Grant{CallID: a.CallID, Call: CallSum(call), Widenings: h.widen, Channel: ChannelHookAsk, Expires: a.Expires}
+		if err := StoreGrant(h.branchDir, grant); err != nil {
+			return agents.Answer{}, err
+		}
+	}
+	if err := storeAsk(h.branchDir, a); err != nil {
 		return agents.Answer{}, err
 	}
-	reason := fmt.Sprintf("%s. scopegate asks: approve to run exactly this command once, confined, through scopegate exec "+
-		"under a one-time grant (it needs %s; the scope stays as it is)", strings.TrimSuffix(last.Decision.Message, "."), o1.Widening())
-	return agents.AskRewrite(agent, in.ToolInput, o.ExecCommand(HookSessionID(in.SessionID), filepath.Base(branchDir), last.CallID), reason)
+	reason := fmt.Sprintf("%s: %s. scopegate asks: approve to run exactly this command once, confined, through scopegate exec (%s)",
+		policy.OneLine(command), why, needs)
+	return agents.AskRewrite(h.agent, h.in.ToolInput, h.o.ExecCommand(HookSessionID(h.in.SessionID), filepath.Base(h.branchDir), a.CallID, command), reason)
 }
 
 // hookSession returns the branch directory of session id, creating the

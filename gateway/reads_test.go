@@ -58,7 +58,7 @@ func TestBranchFilesReadOnce(t *testing.T) {
 		{name: "hook", mode: sessions.ModeEnforce, do: func(t *testing.T, g *gateway.Gateway, id, dir string) {
 			in, _ := json.Marshal(map[string]any{"session_id": id, "cwd": p.proj, "hook_event_name": "PreToolUse",
 				"tool_name": "Bash", "tool_input": map[string]any{"command": "git status --short"}})
-			ans := g.Hook(ctx, agents.ClaudeCode, in, gateway.HookOptions{ExecCommand: func(s, b, c string) string { return "exec " + c }})
+			ans := g.Hook(ctx, agents.ClaudeCode, in, gateway.HookOptions{ExecCommand: func(s, b, c, _ string) string { return "exec " + c }})
 			if !strings.Contains(string(ans.Stdout), `"allow"`) {
 				t.Fatalf("hook: %s %s", ans.Stdout, ans.Stderr)
 			}
@@ -91,7 +91,7 @@ func TestBranchFilesReadOnce(t *testing.T) {
 				Widenings: []policy.Widening{{Flag: "--read", Value: p.outside}}}); err != nil {
 				t.Fatal(err)
 			}
-			res, err := g.Exec(ctx, gateway.Target{BranchDir: dir}, callID, io.Discard, io.Discard)
+			res, err := g.Exec(ctx, gateway.Target{BranchDir: dir}, callID, "", io.Discard, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ const StoredCallsDir = "hook-calls"
 
 // ErrCallNotFound is returned by Exec for a call id that was never stored on
 // the branch or has already run.
-var ErrCallNotFound = errors.New("no stored call with this id (it never was, or it has already run)")
+var ErrCallNotFound = errors.New("no stored call with this id (it never was, it has already run, or the ask it was stored for was declined or expired)")
 
 // validCallID reports whether id has the shape of the call ids
 // audit.NewCallID makes: 10 to 40 ASCII letters and digits. A loop, not a
@@ -40,24 +40,33 @@ func validCallID(id string) bool {
 }
 
 // StoreCall writes a decided call under callID in the branch, atomically
-// and readable only by the owner.
+// and readable only by the owner. It is not forced to the disk: a call lost
+// in a crash is one exec refused.
 func StoreCall(branchDir, callID string, call policy.Call) error {
+	return storeRecord(branchDir, StoredCallsDir, "call", callID, call, false)
+}
+
+// storeRecord writes v as JSON under callID in the directory sub of the
+// branch (writeStored); what names the record in errors.
+func storeRecord(branchDir, sub, what, callID string, v any, sync bool) error {
 	if !validCallID(callID) {
-		return fmt.Errorf("store call: invalid call id %q", callID)
+		return fmt.Errorf("store %s: invalid call id %q", what, callID)
 	}
-	data, err := json.Marshal(call)
+	data, err := json.Marshal(v)
+	if err == nil {
+		err = writeStored(filepath.Join(branchDir, sub), callID+".json", data, sync)
+	}
 	if err != nil {
-		return fmt.Errorf("store call: %w", err)
-	}
-	if err := writeStored(filepath.Join(branchDir, StoredCallsDir), callID+".json", data); err != nil {
-		return fmt.Errorf("store call: %w", err)
+		return fmt.Errorf("store %s %s: %w", what, callID, err)
 	}
 	return nil
 }
 
 // writeStored writes data as dir/name atomically (temp file, rename), the
-// directory made 0700 and the file readable only by the owner.
-func writeStored(dir, name string, data []byte) error {
+// directory made 0700 and the file readable only by the owner; with sync,
+// the file and the directory are forced to the disk before it returns
+// (fsync), so that what the answer names survives a crash.
+func writeStored(dir, name string, data []byte, sync bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -70,10 +79,27 @@ func writeStored(dir, name string, data []byte) error {
 		tmp.Close()
 		return err
 	}
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	if !sync {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // claimCall takes the stored call callID for running: the file is renamed
@@ -109,8 +135,11 @@ func claimCall(branchDir, callID string) (policy.Call, error) {
 // recorded in tools.org under the same call id (:MODE: exec). A call id runs
 // once; an unknown or spent one is ErrCallNotFound. A one-time grant stored
 // under the same id (the user approved the call in the agent's dialog) is
-// spent by this run and lets it run under the widening granted.
-func (g *Gateway) Exec(ctx context.Context, t Target, callID string, stdout, stderr io.Writer) (CallResult, error) {
+// spent by this run and lets it run under the widening granted, unless it
+// expired. command, when not empty, is the command the agent was told to
+// run (and its dialog showed): a call whose stored command differs is
+// refused, and nothing of it is left.
+func (g *Gateway) Exec(ctx context.Context, t Target, callID, command string, stdout, stderr io.Writer) (CallResult, error) {
 	if t.BranchDir == "" {
 		return CallResult{}, ErrNoBranch
 	}
@@ -122,5 +151,32 @@ func (g *Gateway) Exec(ctx context.Context, t Target, callID string, stdout, std
 		return CallResult{}, fmt.Errorf("call %s is a %s call; exec runs shell calls", callID, call.Tool)
 	}
 	t.Via = ViaHook
+	// The run settles the ask the call was stored for, whatever it gives.
+	defer func() {
+		if _, err := claimAsk(t.BranchDir, callID); err != nil {
+			g.opts.Warn(err.Error())
+		}
+	}()
+	if stored := shellCommand(call); command != "" && command != stored {
+		return g.refuseExec(ctx, t, callID, call, fmt.Sprintf("the command to run, %s, is not the command scopegate decided under call %s, %s: it was changed after the decision (in the agent's dialog?), and nothing ran",
+			policy.ShellQuote(command), callID, policy.ShellQuote(stored)))
+	}
 	return g.call(ctx, t, call, runOptions{callID: callID, mode: audit.ModeExec, stdout: stdout, stderr: stderr, grant: true})
+}
+
+// refuseExec refuses the run of a stored call: its grant is dropped, and
+// the refusal recorded under its call id.
+func (g *Gateway) refuseExec(ctx context.Context, t Target, callID string, call policy.Call, why string) (CallResult, error) {
+	if _, err := dropStored(t.BranchDir, GrantsDir, callID); err != nil {
+		g.opts.Warn(err.Error())
+	}
+	d := policy.Deny(call.Tool, policy.Violation{Reason: policy.ReasonInvalidArguments, Resource: "command", Message: why})
+	res := CallResult{CallID: callID, Decision: d}
+	e := audit.Entry{CallID: callID, Time: g.opts.Now(), Tool: call.Tool, Decision: audit.DecisionDenied, Reason: string(d.Reason),
+		Resource: d.Resource, Message: d.Message, Cwd: call.Cwd, Mode: audit.ModeExec, Args: call.Args}
+	g.countDecision(t, call, decision{d: d})
+	if err := g.record(ctx, g.log(t.BranchDir), audit.EventDecision, t, e); err != nil {
+		return res, fmt.Errorf("audit: %w", err)
+	}
+	return res, nil
 }

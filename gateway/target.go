@@ -105,6 +105,9 @@ type branch struct {
 	// claimed from the branch for a run of a stored call, or given by the
 	// user's answer to an offer.
 	grant *Grant
+	// grantExpired is when the grant claimed for the run expired, if it
+	// had: it is not taken.
+	grantExpired time.Time
 
 	// g reads the files below when a step first needs them, once.
 	g *Gateway

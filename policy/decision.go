@@ -52,7 +52,8 @@ type Violation struct {
 }
 
 // Decision is the outcome of [Scope.Decide]. A denied decision lists every
-// violation found; its top-level fields repeat the first one.
+// violation found; its top-level fields repeat the one that decides it
+// ([Deciding]).
 type Decision struct {
 	Allowed    bool        `json:"allowed"`
 	Tool       string      `json:"tool"`
@@ -83,13 +84,28 @@ func Allow(tool string) Decision {
 	return Decision{Allowed: true, Tool: tool, Reason: ReasonAllowed, Message: tool + " is allowed by this session's scope"}
 }
 
-// Deny returns a denied decision carrying every violation; vs must not be empty.
+// Deny returns a denied decision carrying every violation, its reason,
+// rule, resource and message those of the violation that decides it
+// ([Deciding]); vs must not be empty.
 func Deny(tool string, vs ...Violation) Decision {
-	first := vs[0]
+	first := Deciding(vs)
 	return Decision{
 		Tool: tool, Reason: first.Reason, Rule: first.Rule, Resource: first.Resource,
 		Message: OneLine(first.Message), Violations: vs,
 	}
+}
+
+// Deciding is the violation that decides a denial: the first one no wider
+// scope lifts, else the first. A call that a hard violation denies is
+// denied whatever the scope becomes, so its reason, and never a widening's
+// hint, is what the caller must read. vs must not be empty.
+func Deciding(vs []Violation) Violation {
+	for _, v := range vs {
+		if !v.Widenable() {
+			return v
+		}
+	}
+	return vs[0]
 }
 
 // OneLine makes a message a single line: control characters (newlines,

@@ -140,8 +140,8 @@ func TestEveryViolationReported(t *testing.T) {
 			t.Errorf("missing violation %s in %+v", want, d.Violations)
 		}
 	}
-	if d.Reason != d.Violations[0].Reason || d.Rule != d.Violations[0].Rule {
-		t.Errorf("top-level fields do not repeat the first violation")
+	if decides := policy.Deciding(d.Violations); d.Reason != decides.Reason || d.Rule != decides.Rule || decides.Reason != policy.ReasonCommandDenied {
+		t.Errorf("top-level fields %s %s do not repeat the deciding violation, the hard one (%s %s)", d.Reason, d.Rule, decides.Reason, decides.Rule)
 	}
 }
 
@@ -253,4 +253,33 @@ func TestDocumentJSONHasEmptyLists(t *testing.T) {
 	if strings.Contains(string(out), "null") || !strings.Contains(string(out), `"write":[]`) || !strings.Contains(string(out), `"read":["/a/**"]`) {
 		t.Fatalf("JSON %s", out)
 	}
+}
+
+// TestHardViolationDecides: a call denied both for a scope reason and for a
+// hard one is decided by the hard one. Its reason, rule and message are the
+// hard violation's, with no widening hint: a widening would not let the
+// call run.
+func TestHardViolationDecides(t *testing.T) {
+	proj, sc, env := project(t)
+	writeFile(t, filepath.Join(filepath.Dir(proj), "outside", "secret.txt"), "s", 0o644)
+	for _, command := range []string{"cat ../outside/secret.txt .env", "cat .env ../outside/secret.txt"} {
+		t.Run(command, func(t *testing.T) {
+			call := policy.Call{Tool: policy.ToolShell, Args: json.RawMessage(`{"command":` + quoteJSON(command) + `}`), Cwd: proj}
+			d := sc.Decide(call, env)
+			if d.Allowed || len(d.Violations) != 2 {
+				t.Fatalf("decision %+v, want two violations", d)
+			}
+			if d.Reason != policy.ReasonPathDenied || !strings.HasPrefix(d.Rule, "paths.deny") || strings.Contains(d.Message, policy.ExpandCommand) {
+				t.Errorf("reason %s, rule %q, message %q; want path_denied by paths.deny, without a hint", d.Reason, d.Rule, d.Message)
+			}
+			if d.Widenable() || d.Widenings() != nil {
+				t.Errorf("a denial with a hard violation is widenable: %+v", d.Widenings())
+			}
+		})
+	}
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

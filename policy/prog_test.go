@@ -11,7 +11,8 @@ import (
 )
 
 // progCase is one command of a program's tests and what the decision must
-// be: allowed, or denied with reason.
+// be: allowed, or denied with a violation of reason (which decides the
+// denial unless a hard violation does).
 type progCase struct {
 	cmd    string
 	reason string // "" means allowed
@@ -61,8 +62,24 @@ func runNetCases(t *testing.T, net policy.NetworkRules, allow []string, cases []
 			t.Errorf("%s: denied (%s: %s), want allowed", tc.cmd, d.Reason, d.Message)
 		case tc.reason != "" && d.Allowed:
 			t.Errorf("%s: allowed, want denied (%s)", tc.cmd, tc.reason)
-		case tc.reason != "" && string(d.Reason) != tc.reason:
+		case tc.reason != "" && !hasViolation(d, policy.Reason(tc.reason)):
 			t.Errorf("%s: denied for %s (%s), want %s", tc.cmd, d.Reason, d.Message, tc.reason)
+		case !d.Allowed && d.Reason != policy.Deciding(d.Violations).Reason:
+			t.Errorf("%s: denied for %s, but its deciding violation is %s", tc.cmd, d.Reason, policy.Deciding(d.Violations).Reason)
 		}
 	}
+}
+
+// hasViolation reports whether d is denied for reason: its own reason, or
+// one of its violations where a hard one decides it.
+func hasViolation(d policy.Decision, reason policy.Reason) bool {
+	if d.Reason == reason {
+		return true
+	}
+	for _, v := range d.Violations {
+		if v.Reason == reason {
+			return !d.Widenable()
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 
@@ -38,6 +39,12 @@ func (s *Server) hook(agent string) http.Handler {
 		defer cancel()
 		o := s.opts.Hooks
 		o.ProjectDir = r.Header.Get(ProjectDirHeader)
+		if env := r.Header.Get(client.AgentEnvHeader); env != "" {
+			if err := json.Unmarshal([]byte(env), &o.Agent); err != nil {
+				answer(agents.Refuse(agent, "the hook request's "+client.AgentEnvHeader+" header is not the agent's environment as JSON"))
+				return
+			}
+		}
 		answer(s.opts.Gateway.Hook(ctx, agent, body, o))
 	})
 }

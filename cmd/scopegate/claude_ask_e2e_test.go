@@ -130,7 +130,7 @@ func TestClaudeCodeAsk(t *testing.T) {
 			if r.ranBash || r.ranWrite {
 				t.Fatalf("a call outside the scope ran: bash %v, write %v\n%s", r.ranBash, r.ranWrite, r.output)
 			}
-			asks := mode == "" || mode == "default" || mode == "acceptEdits" || mode == "plan"
+			asks := mode == "" || mode == "default" || mode == "acceptEdits" || mode == "plan" || mode == "auto"
 			for i, want := range []string{"--write " + filepath.Join(root, "bash-ran"), "--write " + filepath.Join(root, "write-ran")} {
 				if res := r.results[i]; !res.isError || !strings.Contains(res.content, "scopegate") || !strings.Contains(res.content, want) {
 					t.Errorf("tool result %d: %+v, want scopegate's reason naming %s", i, res, want)

@@ -123,11 +123,23 @@ func TestCodexHooks(t *testing.T) {
 	if out, err := exec.Command("git", "-C", proj, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)
 	}
+	// Codex's own rule forbids echo: under scopegate's hook, whose rewritten
+	// command Codex would match its rules against, scopegate applies it to
+	// the model's command.
+	if err := os.MkdirAll(filepath.Join(codexHome, "rules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(codexHome, "rules", "default.rules"),
+		[]byte("prefix_rule(pattern = [\"echo\"], decision = \"forbidden\", justification = \"use printf\")\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	echoMarker := filepath.Join(proj, "echo-ran")
 	script := []string{
 		"printf 'codex-%s\\n' confined; exit 4",
 		"curl http://example.invalid/x",
 		"cat .env",
 		"cat $(sort list.txt)",
+		"echo ran > " + echoMarker,
 	}
 	model := newMockResponses(t, script)
 	hookCmd := policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(sessionsDir) + " --config-dir " + policy.ShellQuote(cfgDir) +
@@ -174,6 +186,12 @@ timeout = 60
 	}
 	if o := model.output(3); !strings.Contains(o, "scopegate: denied") {
 		t.Errorf("run-time escape: output %q, want a run-time refusal", o)
+	}
+	if o := model.output(4); !strings.Contains(o, "blocked by PreToolUse hook") || !strings.Contains(o, `prefix_rule(pattern=["echo"]`) || !strings.Contains(o, "use printf") {
+		t.Errorf("a command Codex's own rule forbids: output %q, want scopegate's refusal naming the rule", o)
+	}
+	if _, err := os.Stat(echoMarker); err == nil {
+		t.Error("echo ran, though Codex's own rule forbids it")
 	}
 	for _, b := range model.bodies {
 		if strings.Contains(b, secretCanary) {

@@ -22,7 +22,7 @@ func newExecCmd(a *app) *cobra.Command {
 	var sel selector
 	var callID string
 	cmd := &cobra.Command{
-		Use:   "exec --session ID [--branch NAME] --call CALL_ID",
+		Use:   "exec --session ID [--branch NAME] --call CALL_ID [-- COMMAND]",
 		Short: "Run a shell call an agent hook decided and stored, confined, with the command's own exit status",
 		Long: `Run the shell call that "scopegate hook" decided and stored under CALL_ID in
 the branch. It is decided again against the scope as it is now and run
@@ -30,12 +30,26 @@ exactly as "scopegate call" runs it (the interpreter's run-time checks,
 confinement); its output streams to stdout and stderr as it comes, and
 scopegate exits with the command's own status: 126, with the reason on
 stderr, if the scope now denies it. The run is appended to tools.org under
-the same call id (:MODE: exec). A call id runs once.`,
-		Example: `  scopegate scope expand --session "$S" --allow-command ls >/dev/null && scopegate exec --session "$S" --call "$(echo '{"session_id":"'"$S"'","cwd":"'"$PWD"'","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}' | scopegate hook claude-code | jq -r .hookSpecificOutput.updatedInput.command | sed 's/.*--call //')"`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+the same call id (:MODE: exec). A call id runs once.
+
+COMMAND, which the hook puts last so that the agent's permission dialog
+shows the user's own command, must be the stored call's command: anything
+else (a command edited in the dialog) is refused with 126, and the call is
+spent. A one-time grant the user gave in the agent's dialog is good for
+approval_timeout_seconds after the ask, and a call whose ask was declined
+is gone.`,
+		Example: `  scopegate scope expand --session "$S" --allow-command ls >/dev/null && scopegate exec --session "$S" --call "$(echo '{"session_id":"'"$S"'","cwd":"'"$PWD"'","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}' | scopegate hook claude-code | jq -r .hookSpecificOutput.updatedInput.command | sed "s/.*--call \([^ ]*\).*/\1/")"`,
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if callID == "" {
 				return usageErr("--call CALL_ID is required")
+			}
+			command := ""
+			if len(args) == 1 {
+				if cmd.ArgsLenAtDash() != 0 || args[0] == "" {
+					return usageErr("the command comes last, after --, and is not empty")
+				}
+				command = args[0]
 			}
 			dir, err := sel.resolve(a)
 			if err != nil {
@@ -43,7 +57,7 @@ the same call id (:MODE: exec). A call id runs once.`,
 			}
 			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
-			res, err := a.gateway().Exec(ctx, gateway.Target{BranchDir: dir}, callID, a.stdout, a.stderr)
+			res, err := a.gateway().Exec(ctx, gateway.Target{BranchDir: dir}, callID, command, a.stdout, a.stderr)
 			switch {
 			case errors.Is(err, gateway.ErrCallNotFound):
 				return usageErr("%v", err)

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,12 +26,23 @@ import (
 func newHookCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hook claude-code|codex",
-		Short: "Answer an agent's PreToolUse hook: its hook JSON on stdin, its answer on stdout",
-		Long: `Answer an agent's PreToolUse hook. The agent's hook JSON comes on stdin and
-the answer goes to stdout in the agent's own format: a denial carries
-scopegate's reason for the model; an allowed shell command is rewritten to
-"scopegate exec", which runs exactly the decided call, confined; allowed file
-tools are left to the agent.
+		Short: "Answer an agent's hooks: its hook JSON on stdin, its answer on stdout",
+		Long: `Answer an agent's hooks. The agent's hook JSON comes on stdin and the
+answer goes to stdout in the agent's own format.
+
+PreToolUse decides the tool call: a denial carries scopegate's reason for
+the model; an allowed shell command is rewritten to "scopegate exec", which
+runs exactly the decided call, confined, the user's command as its last
+argument; allowed file tools are left to the agent. The agent's own
+permission rules, which it would match against the rewritten command, are
+applied to the user's command first (Claude Code's settings and command
+line, Codex's rules files). Where the agent asks its user (Claude Code in
+auto, default, acceptEdits and plan mode), a call the scope denies for a
+scope reason is left to its permission dialog.
+
+The other events (PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop,
+SessionEnd) record what became of the calls the user was asked about, and
+remove the stored calls and grants of those that did not run.
 
 The session is the agent's own session id (created on first use from
 config.yml hooks.profile, default coding, with ${project_root} the git
@@ -37,7 +50,8 @@ top-level of CLAUDE_PROJECT_DIR for Claude Code or of the hook's working
 directory for Codex). Whatever cannot be decided is denied: the hook never
 exits 1, which both agents take as "run the tool".
 
-Claude Code, in ~/.claude/settings.json:
+Claude Code, in ~/.claude/settings.json (the same hook for PostToolUse,
+PostToolUseFailure, UserPromptSubmit, Stop and SessionEnd):
   {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
     {"type": "command", "command": "/usr/local/bin/scopegate hook claude-code"}]}]}}
 
@@ -101,6 +115,7 @@ func (a *app) answerHook(ctx context.Context, agent string) agents.Answer {
 		return agents.Refuse(agent, err.Error())
 	}
 	opts.Approvals = cfg.Approvals != config.ApprovalsDeny
+	opts.ApprovalTimeout = cfg.ApprovalTimeout()
 	return a.decideHook(ctx, agent, input, opts)
 }
 
@@ -112,7 +127,11 @@ const hookDeadline = 20 * time.Second
 // decides it in-process when there is none.
 func (a *app) decideHook(ctx context.Context, agent string, input []byte, opts gateway.HookOptions) agents.Answer {
 	var raw []byte
-	h := map[string]string{client.ProjectDirHeader: opts.ProjectDir}
+	agentEnv, err := json.Marshal(opts.Agent)
+	if err != nil {
+		return agents.Refuse(agent, err.Error())
+	}
+	h := map[string]string{client.ProjectDirHeader: opts.ProjectDir, client.AgentEnvHeader: string(agentEnv)}
 	switch err := a.forward(ctx, "/v1/hooks/"+agent, h, input, &raw); {
 	case err == nil:
 		return agents.Answer{Stdout: raw}
@@ -129,15 +148,21 @@ func (a *app) decideHook(ctx context.Context, agent string, input []byte, opts g
 // which resets PATH and may reset the environment).
 func (a *app) hookOptions(agent string, h config.Hooks) (gateway.HookOptions, error) {
 	o := gateway.HookOptions{Profile: h.Profile, OtherTools: h.OtherTools}
+	o.Agent.Home, _ = os.UserHomeDir()
 	switch agent {
 	case agents.ClaudeCode:
 		o.ProjectDir = os.Getenv("CLAUDE_PROJECT_DIR")
+		o.Agent.ConfigDir = os.Getenv("CLAUDE_CONFIG_DIR")
+		if pid, err := strconv.Atoi(os.Getenv("CLAUDE_PID")); err == nil && pid > 0 {
+			o.Agent.PID = pid
+		}
 	case agents.Codex:
 		wd, err := os.Getwd()
 		if err != nil {
 			return o, fmt.Errorf("hook working directory: %w", err)
 		}
 		o.ProjectDir = wd
+		o.Agent.ConfigDir = os.Getenv("CODEX_HOME")
 	default:
 		return o, fmt.Errorf("unknown agent %q (known: %s)", agent, strings.Join(agents.Names(), ", "))
 	}
@@ -160,11 +185,12 @@ func (a *app) hookOptions(agent string, h config.Hooks) (gateway.HookOptions, er
 }
 
 // execCommand returns the function building the `scopegate exec` command
-// line of a stored call, run with confinement confine.
-func (a *app) execCommand(exe, confine string) func(sessionID, branch, callID string) string {
-	return func(sessionID, branch, callID string) string {
+// line of a stored call, run with confinement confine; the user's command
+// comes last, where the agent's permission dialog shows it.
+func (a *app) execCommand(exe, confine string) func(sessionID, branch, callID, command string) string {
+	return func(sessionID, branch, callID, command string) string {
 		words := []string{exe, "--sessions-dir", a.sessionsDir, "--config-dir", a.configDir, "--roam-dir", a.roamDir,
-			"--confine", confine, "exec", "--session", sessionID, "--branch", branch, "--call", callID}
+			"--confine", confine, "exec", "--session", sessionID, "--branch", branch, "--call", callID, "--", command}
 		for i, w := range words {
 			words[i] = policy.ShellQuote(w)
 		}

@@ -12,8 +12,10 @@ import (
 	"testing"
 
 	"github.com/scopegate/scopegate/agents"
+	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/config"
 	scexec "github.com/scopegate/scopegate/exec"
+	"github.com/scopegate/scopegate/policy"
 )
 
 // hookShell asks `scopegate hook claude-code` about a Bash command in a fresh
@@ -40,7 +42,7 @@ func hookShell(t *testing.T, w *workspace, sessionID, command string) (string, s
 		t.Fatalf("hook answer %s: %v", out, err)
 	}
 	rewritten, _ := ans.H.Updated["command"].(string)
-	m := regexp.MustCompile(`exec --session (\S+) --branch main --call (\S+)$`).FindStringSubmatch(rewritten)
+	m := regexp.MustCompile(`exec --session (\S+) --branch main --call (\S+) -- ` + regexp.QuoteMeta(policy.ShellQuote(command)) + `$`).FindStringSubmatch(rewritten)
 	if m == nil || !strings.HasPrefix(rewritten, scopegateBin+" ") {
 		t.Fatalf("rewritten command %q does not run this scopegate's exec", rewritten)
 	}
@@ -73,6 +75,14 @@ func TestExecRunsAStoredCallOnce(t *testing.T) {
 	if code != 7 || stdout != "hi\n" || stderr != "warn\n" {
 		t.Errorf("exec: exit %d, stdout %q, stderr %q; want 7, the command's own output", code, stdout, stderr)
 	}
+	// tools.org records the run's stderr as it records its stdout.
+	es, err := audit.ReadFile(filepath.Join(w.sessions, id, "branches", "main", audit.LogFile), audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := es[len(es)-1]; last.Mode != audit.ModeExec || last.Stdout != "hi\n" || last.Stderr != "warn\n" {
+		t.Errorf("the exec entry records stdout %q and stderr %q, want the run's", last.Stdout, last.Stderr)
+	}
 	code, _, stderr = exitCode(t, w.cmd("exec", "--session", id, "--branch", "main", "--call", call))
 	if code != exitUsage || !strings.Contains(stderr, "already run") {
 		t.Errorf("second exec of one call id: exit %d, stderr %q; want %d", code, stderr, exitUsage)
@@ -88,6 +98,26 @@ func TestExecRunsAStoredCallOnce(t *testing.T) {
 	code, _, _ = exitCode(t, w.cmd("exec", "--session", id, "--branch", "main", "--call", "01NOSUCHCALL000000000000"))
 	if code != exitUsage {
 		t.Errorf("unknown call id: exit %d, want %d", code, exitUsage)
+	}
+
+	// The user's command comes last, and must be the stored one: a command
+	// changed after the decision (edited in the agent's dialog) does not
+	// run, and spends the call.
+	marker := filepath.Join(w.proj, "ran")
+	_, call = hookShell(t, w, "sess-1", "touch "+marker)
+	code, _, stderr = exitCode(t, w.cmd("exec", "--session", id, "--branch", "main", "--call", call, "--", "touch "+marker+" && true"))
+	if code != exitNowDenied || !strings.Contains(stderr, "changed after the decision") {
+		t.Errorf("exec of another command: exit %d, stderr %q; want 126", code, stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the changed command ran")
+	}
+	if code, _, _ := exitCode(t, w.cmd("exec", "--session", id, "--branch", "main", "--call", call, "--", "touch "+marker)); code != exitUsage {
+		t.Errorf("exec after a refused one: exit %d, want %d (the call is spent)", code, exitUsage)
+	}
+	_, call = hookShell(t, w, "sess-1", "touch "+marker)
+	if code, _, stderr := exitCode(t, w.cmd("exec", "--session", id, "--branch", "main", "--call", call, "--", "touch "+marker)); code != 0 {
+		t.Errorf("exec with its own command: exit %d, stderr %q", code, stderr)
 	}
 }
 
@@ -171,7 +201,7 @@ func TestHookOptions(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", agent, err)
 		}
-		if line := o.ExecCommand("s", "main", "c1"); !strings.Contains(line, " --confine off exec ") {
+		if line := o.ExecCommand("s", "main", "c1", "ls"); !strings.Contains(line, " --confine off exec ") {
 			t.Errorf("%s exec command %q, want --confine off", agent, line)
 		}
 	}

@@ -167,8 +167,13 @@ func (m *serveMain) Open(ctx context.Context) error {
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
-	hooks.ProjectDir = "" // each hook request names its own
+	// Each hook request names its own project and, from the CLI's hook,
+	// its agent's environment; an agent's own HTTP hook gets the user's
+	// home only.
+	hooks.ProjectDir = ""
+	hooks.Agent = agents.Env{Home: hooks.Agent.Home}
 	hooks.Approvals = cfg.Approvals != config.ApprovalsDeny
+	hooks.ApprovalTimeout = cfg.ApprovalTimeout()
 	m.srv, err = server.New(server.Options{Gateway: gw, SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir, PresetsDir: cfg.GptelPresetsDir,
 		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log, Hooks: hooks, TrustedSocket: m.socket,
 		Version: readVersion().Version, Approvals: cfg.Approvals != config.ApprovalsDeny,

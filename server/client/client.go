@@ -36,6 +36,11 @@ const ViaHeader = "X-Scopegate-Via"
 // forwards. The model cannot steer it.
 const ProjectDirHeader = "X-Scopegate-Project-Dir"
 
+// AgentEnvHeader carries, from the CLI's hook when it forwards, what
+// locates the agent's own permission rules (agents.Env as JSON): the
+// agent's configuration directory, home, and process.
+const AgentEnvHeader = "X-Scopegate-Agent-Env"
+
 // MaxAnswer bounds the answer body read from a serve.
 const MaxAnswer = 64 << 20
 
