@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scopegate/scopegate/config"
+	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/internal/watch"
 	"github.com/scopegate/scopegate/mcp"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -61,7 +63,14 @@ func newMCPCmd(a *app) *cobra.Command {
 		}
 		ctx, stop := interruptContext(cmd.Context())
 		defer stop()
-		s := mcp.NewServer(mcp.Options{Gateway: a.gateway(), BranchDir: dir, SessionID: id,
+		// A long-running process: the directories the private view's walk
+		// looks at are watched, as serve's are.
+		gopts := a.gatewayOptions(nil, warner(a.stderr), nil)
+		if dirs, err := watch.NewDirs(watch.DirsOptions{}); err == nil {
+			defer dirs.Close()
+			gopts.Dirs = dirs
+		}
+		s := mcp.NewServer(mcp.Options{Gateway: gateway.New(gopts), BranchDir: dir, SessionID: id,
 			Branch: filepath.Base(dir), Version: readVersion().Version, Approvals: cfg.Approvals != config.ApprovalsDeny,
 			ApprovalTimeout: cfg.ApprovalTimeout()})
 		if err := s.Run(ctx, &sdk.StdioTransport{}); err != nil && ctx.Err() == nil {
