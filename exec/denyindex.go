@@ -112,6 +112,8 @@ type denyIndex struct {
 	// trees are the last results of the trees walked with every directory
 	// watched.
 	trees map[treeKey]*treeCache
+	// savedAt are the times cache files were last written, with a watcher.
+	savedAt map[string]time.Time
 }
 
 // treeKey names a tree walked to a depth (0: whole).
@@ -170,7 +172,7 @@ func (h *Host) index(deny []string) *denyIndex {
 		h.indexes = map[string]*denyIndex{}
 	}
 	ix := &denyIndex{m: compileDeny(deny), id: id, watcher: h.Dirs, dirs: map[string]*dirRecord{}, loaded: map[string]bool{},
-		trees: map[treeKey]*treeCache{}}
+		trees: map[treeKey]*treeCache{}, savedAt: map[string]time.Time{}}
 	h.indexes[id] = ix
 	return ix
 }
@@ -289,7 +291,7 @@ func (ix *denyIndex) walkTrees(ctx context.Context, trees []string, depth int, s
 	if store != "" {
 		var changed []string
 		for i, c := range w.changed {
-			if (c || !ix.savedOnce(store, trees[i])) && ix.get(trees[i]) != nil {
+			if (c || !ix.savedOnce(store, trees[i])) && ix.get(trees[i]) != nil && ix.saveDue(store, trees[i]) {
 				changed = append(changed, trees[i])
 			}
 		}
@@ -875,6 +877,30 @@ func (ix *denyIndex) savedOnce(store, tree string) bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.loaded[ix.file(store, tree)]
+}
+
+// saveEvery is how often a process that watches directories writes a
+// tree's cache file at most: its index lives in memory, and the file, for
+// processes to come, may lag that much behind (what changed since is
+// listed again by the next process to read it).
+const saveEvery = 30 * time.Second
+
+// saveDue reports whether the tree's cache file is to be written now: in a
+// process that does not watch directories, whenever it changed; in one
+// that does, not within saveEvery of the last write (which it books).
+func (ix *denyIndex) saveDue(store, tree string) bool {
+	if ix.watcher == nil {
+		return true
+	}
+	path := ix.file(store, tree)
+	now := time.Now()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if last, ok := ix.savedAt[path]; ok && now.Sub(last) < saveEvery {
+		return false
+	}
+	ix.savedAt[path] = now
+	return true
 }
 
 // load merges the tree's cache file into the index, once per process;

@@ -331,3 +331,29 @@ func TestDenyIndexWatchedMount(t *testing.T) {
 		t.Errorf("after an unmount: masks %q, want %q", relPaths(root, got.masks), relPaths(root, want))
 	}
 }
+
+// A process that watches directories keeps its index in memory and writes
+// a tree's cache file at most every saveEvery, not on every change.
+func TestDenyIndexWatchedSavesBehind(t *testing.T) {
+	pats := []string{"**/.env"}
+	root := watchedTree(t)
+	store := filepath.Join(realDir(t), "index")
+	ix := (&Host{Dirs: newDirs(t, watch.DirsOptions{})}).index(pats)
+	later := time.Now().Add(time.Hour)
+	walkOne(t, ix, root, store, later)
+	files, _ := IndexFiles(store)
+	if len(files) != 1 {
+		t.Fatalf("index files %+v", files)
+	}
+	first, err := os.ReadFile(files[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "gen", "d4", ".env"), "x", 0o644)
+	if got := walkOne(t, ix, root, store, later); got.listed != 1 {
+		t.Fatalf("listed %d directories, want the changed one", got.listed)
+	}
+	if again, _ := os.ReadFile(files[0].Path); !slices.Equal(again, first) {
+		t.Error("the cache file was written again within saveEvery")
+	}
+}
