@@ -40,13 +40,18 @@ func BenchmarkRenderCheck(b *testing.B) {
 	}
 }
 
+// BenchmarkAppend measures one append at a time: as the per-call build
+// appends (a Log of its own, the head opened for the append), and as serve
+// does (a Group that keeps the branch's chain head open), unsynced as
+// checks are, and synced as calls are.
 func BenchmarkAppend(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		noSync bool
-	}{{"nosync", true}, {"fsync", false}} {
+		group  *Group
+	}{{"nosync", true, nil}, {"fsync", false, nil}, {"nosync_serve", true, &Group{KeepOpen: 256}}} {
 		b.Run(bc.name, func(b *testing.B) {
-			log := &Log{Path: filepath.Join(b.TempDir(), "tools.org"), NoSync: bc.noSync}
+			log := &Log{Path: filepath.Join(b.TempDir(), "tools.org"), NoSync: bc.noSync, Group: bc.group}
 			e := benchEntry()
 			ctx := b.Context()
 			b.ReportAllocs()

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -83,8 +84,15 @@ func (h chainHead) encode() []byte {
 	b = append(b, ' ')
 	b = appendValue(b, h.BaseValue)
 	b = append(b, ' ')
-	b = fmt.Appendf(b, "%08x", crc32.ChecksumIEEE(b))
+	b = appendCRC(b, crc32.ChecksumIEEE(b))
 	return append(b, '\n')
+}
+
+// appendCRC appends a CRC-32 as 8 lower-case hex digits.
+func appendCRC(b []byte, crc uint32) []byte {
+	var d [4]byte
+	binary.BigEndian.PutUint32(d[:], crc)
+	return hex.AppendEncode(b, d[:])
 }
 
 // noValue stands for an empty chain value in the head.
@@ -119,26 +127,39 @@ func appendPadded(b []byte, n uint64) []byte {
 // errBadHead reports a chain head file that does not parse.
 var errBadHead = errors.New("malformed chain head")
 
+// Offsets of the fields in a head file (see headLen): each is preceded by
+// one space.
+const (
+	headSeqAt       = len(headMagic) + 1
+	headValueAt     = headSeqAt + 20 + 1
+	headSizeAt      = headValueAt + chainHexLen + 1
+	headBaseSeqAt   = headSizeAt + 20 + 1
+	headBaseValueAt = headBaseSeqAt + 20 + 1
+	headCRCAt       = headBaseValueAt + chainHexLen + 1
+)
+
 // parseHead reads a head file's content.
 func parseHead(data []byte) (chainHead, error) {
-	if len(data) != headLen || data[headLen-1] != '\n' || !bytes.HasPrefix(data, []byte(headMagic+" ")) {
+	if len(data) != headLen || data[headLen-1] != '\n' || !bytes.HasPrefix(data, []byte(headMagic)) {
 		return chainHead{}, errBadHead
 	}
-	if fmt.Sprintf("%08x", crc32.ChecksumIEEE(data[:headLen-9])) != string(data[headLen-9:headLen-1]) {
-		return chainHead{}, errBadHead
+	for _, at := range []int{headSeqAt, headValueAt, headSizeAt, headBaseSeqAt, headBaseValueAt, headCRCAt} {
+		if data[at-1] != ' ' {
+			return chainHead{}, errBadHead
+		}
 	}
-	f := bytes.Fields(data[len(headMagic) : headLen-10])
-	if len(f) != 5 || len(f[0]) != 20 || len(f[2]) != 20 || len(f[3]) != 20 {
+	var crc [8]byte
+	if string(appendCRC(crc[:0], crc32.ChecksumIEEE(data[:headCRCAt]))) != string(data[headCRCAt:headLen-1]) {
 		return chainHead{}, errBadHead
 	}
 	var h chainHead
 	var err1, err2, err3 error
-	h.Seq, err1 = strconv.ParseUint(string(f[0]), 10, 64)
-	size, err2 := strconv.ParseUint(string(f[2]), 10, 63)
-	h.BaseSeq, err3 = strconv.ParseUint(string(f[3]), 10, 64)
+	h.Seq, err1 = parsePadded(data[headSeqAt:headValueAt-1], 64)
+	size, err2 := parsePadded(data[headSizeAt:headBaseSeqAt-1], 63)
+	h.BaseSeq, err3 = parsePadded(data[headBaseSeqAt:headBaseValueAt-1], 64)
 	h.Size = int64(size)
-	value, ok1 := parseValue(f[1])
-	base, ok2 := parseValue(f[4])
+	value, ok1 := parseValue(data[headValueAt : headSizeAt-1])
+	base, ok2 := parseValue(data[headBaseValueAt : headCRCAt-1])
 	h.Value, h.BaseValue = value, base
 	switch {
 	case err1 != nil || err2 != nil || err3 != nil || !ok1 || !ok2,
@@ -146,6 +167,17 @@ func parseHead(data []byte) (chainHead, error) {
 		return chainHead{}, errBadHead
 	}
 	return h, nil
+}
+
+// parsePadded reads what appendPadded wrote: 20 decimal digits, of a
+// number that fits in bits.
+func parsePadded(f []byte, bits int) (uint64, error) {
+	for _, c := range f {
+		if c < '0' || c > '9' {
+			return 0, errBadHead
+		}
+	}
+	return strconv.ParseUint(string(f), 10, bits)
 }
 
 // readHead reads the head file at path; an empty one is ErrNotExist (it
@@ -224,29 +256,34 @@ func (f *headFile) write(h chainHead) error {
 //     the head, and verify reports the cut;
 //   - no head (a log from before the chain, or a lost head): the whole
 //     file is read and the chain goes on from its last chained entry.
-func loadHead(fd int, head *headFile, size int64) (chainHead, error) {
-	h, err := head.read()
+//
+// exact reports that the head file recorded the size: the state after the
+// last append, which proves that the file ends a line (every append and
+// every rewrite by gc leave it ending in a newline), so that the caller
+// need not read its last byte.
+func loadHead(fd int, head *headFile, size int64) (h chainHead, exact bool, err error) {
+	h, err = head.read()
 	switch {
 	case err == nil && h.Size >= size:
-		return h, nil
+		return h, h.Size == size, nil
 	case err == nil:
 		tail, rerr := preadAll(fd, h.Size, size)
 		if rerr != nil {
-			return chainHead{}, rerr
+			return chainHead{}, false, rerr
 		}
 		h = continueHead(h, tail)
 		h.Size = size
-		return h, nil
+		return h, false, nil
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, errBadHead):
 		all, rerr := preadAll(fd, 0, size)
 		if rerr != nil {
-			return chainHead{}, rerr
+			return chainHead{}, false, rerr
 		}
 		h = lastLink(all)
 		h.Size = size
-		return h, nil
+		return h, false, nil
 	default:
-		return chainHead{}, err
+		return chainHead{}, false, err
 	}
 }
 

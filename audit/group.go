@@ -3,7 +3,9 @@ package audit
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
+	"syscall"
 )
 
 // Group commits concurrent appends to the same tools.org together: the
@@ -12,8 +14,18 @@ import (
 // only once its entry is on disk, and entries never interleave. A Group is
 // shared by the Logs of a long-running process; its zero value is ready.
 type Group struct {
+	// KeepOpen is how many chain heads (ChainHeadPath) the Group keeps open
+	// between appends, the most recently used, for as long as it lives; 0
+	// opens each for its append. A long-running process sets it before the
+	// first append.
+	KeepOpen int
+
 	mu     sync.Mutex
 	queues map[string]*groupQueue
+	// heads are the chain heads kept open, by tools.org path; used lists
+	// their paths, least recently used first.
+	heads map[string]*headFile
+	used  []string
 }
 
 type groupQueue struct {
@@ -62,7 +74,7 @@ func (g *Group) append(path string, text []byte, sync bool) error {
 		q.pending = nil
 		g.mu.Unlock()
 		texts, sync := batchTexts(batch)
-		err := appendChained(context.Background(), path, texts, sync)
+		err := appendChained(context.Background(), path, g.head(path), texts, sync)
 		if first {
 			own, first = err, false
 		}
@@ -91,4 +103,66 @@ func batchTexts(batch []groupReq) ([][]byte, bool) {
 		texts[i] = b.text
 	}
 	return texts, sync
+}
+
+// head returns the chain head of the tools.org at path, open, when the
+// Group keeps heads open; nil otherwise (appendChained opens it). Only the
+// goroutine that flushes path's queue calls it and uses the head, and a
+// head is closed only when no queue of its path is flushing.
+func (g *Group) head(path string) *headFile {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.KeepOpen <= 0 {
+		return nil
+	}
+	if h := g.heads[path]; h != nil {
+		// A head file removed or replaced (a restore, a hand edit) is
+		// opened again: the kept descriptor would write where no reader
+		// looks.
+		var st syscall.Stat_t
+		if err := syscall.Fstat(h.fd, &st); err == nil && st.Nlink > 0 {
+			g.touch(path)
+			return h
+		}
+		h.close()
+		delete(g.heads, path)
+		g.used = slices.DeleteFunc(g.used, func(p string) bool { return p == path })
+	}
+	h, err := openHead(ChainHeadPath(path))
+	if err != nil {
+		return nil // appendChained opens it, and says why it cannot
+	}
+	if g.heads == nil {
+		g.heads = map[string]*headFile{}
+	}
+	for len(g.heads) >= g.KeepOpen {
+		if !g.evict() {
+			break
+		}
+	}
+	g.heads[path] = h
+	g.used = append(g.used, path)
+	return h
+}
+
+// touch marks path's head as the most recently used. Called with g.mu held.
+func (g *Group) touch(path string) {
+	if i := slices.Index(g.used, path); i >= 0 {
+		g.used = append(slices.Delete(g.used, i, i+1), path)
+	}
+}
+
+// evict closes the least recently used head whose path no append is
+// using, and reports whether there was one. Called with g.mu held.
+func (g *Group) evict() bool {
+	for i, p := range g.used {
+		if g.queues[p] != nil {
+			continue
+		}
+		g.heads[p].close()
+		delete(g.heads, p)
+		g.used = slices.Delete(g.used, i, i+1)
+		return true
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -111,5 +112,144 @@ func TestRecoverRemovesStaleTempRecords(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Fatalf("a temp record being written was removed: %v", err)
+	}
+}
+
+// A Group that keeps chain heads open (serve) writes the same chain as
+// appends that open theirs, with more branches than it keeps (heads
+// closed and opened again), appends of other processes in between, a head
+// file removed and one replaced meanwhile, and a cut file: verify holds
+// with every entry recorded in the head, or finds the cut, as it does
+// with heads opened per append.
+func TestGroupKeptHeads(t *testing.T) {
+	dir := t.TempDir()
+	n := map[string]int{}
+	appendTo := func(g *Group, path string) {
+		t.Helper()
+		n[path]++
+		log := &Log{Path: path, NoSync: true, Group: g}
+		if err := log.Append(t.Context(), chainEntry(n[path])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verified := func(path string) {
+		t.Helper()
+		r, err := Verify(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every entry is recorded in the head: none was written to a head
+		// file no longer there.
+		if !r.OK || r.Entries != n[path] || r.Unrecorded != 0 {
+			t.Errorf("%s: verify %+v, want %d entries, all recorded", filepath.Base(path), r, n[path])
+		}
+	}
+	g := &Group{KeepOpen: 3}
+	paths := []string{filepath.Join(dir, "a.org"), filepath.Join(dir, "b.org"), filepath.Join(dir, "c.org")}
+	for round := range 6 {
+		for i, p := range paths {
+			appendTo(g, p)
+			if i == 1 && round%2 == 0 {
+				appendTo(nil, p) // another process, its own head
+			}
+		}
+		switch round {
+		case 2:
+			// Removed: the kept descriptor would write where no reader looks.
+			if err := os.Remove(ChainHeadPath(paths[0])); err != nil {
+				t.Fatal(err)
+			}
+		case 3:
+			// Replaced, as a restore would.
+			head := ChainHeadPath(paths[2])
+			data, err := os.ReadFile(head)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(head+".new", data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(head+".new", head); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(g.heads) != len(paths) {
+		t.Fatalf("%d heads open, want %d", len(g.heads), len(paths))
+	}
+	for _, p := range paths {
+		verified(p)
+	}
+	// More branches than it keeps: heads are closed and opened again.
+	small := &Group{KeepOpen: 1}
+	for range 3 {
+		for _, p := range paths {
+			appendTo(small, p)
+		}
+	}
+	if len(small.heads) != 1 {
+		t.Fatalf("%d heads open, at most 1", len(small.heads))
+	}
+	for _, p := range paths {
+		verified(p)
+	}
+	// A cut file: the next append goes on from the kept head, and verify
+	// finds the cut.
+	p := paths[2]
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := bytes.LastIndex(data, []byte("\n* "))
+	if err := os.WriteFile(p, data[:last+1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(g, p)
+	if r, _ := Verify(p); r.OK {
+		t.Fatalf("verify holds after a cut: %+v", r)
+	}
+}
+
+// After gc rewrote a tools.org whose last line had no newline, the next
+// append still starts its headline on a line of its own: gc ends the file
+// with a newline, as the head's size claims for the append that skips
+// reading the last byte.
+func TestAppendAfterPruneOfTornLine(t *testing.T) {
+	path := writeChain(t, 4)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("* a heading of another program\nno newline at the end")
+	f.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := true
+	p := Prune(data, func([]byte) bool {
+		drop := first
+		first = false
+		return drop
+	})
+	if err := os.WriteFile(path, p.Text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Rebase(path); err != nil {
+		t.Fatal(err)
+	}
+	log := &Log{Path: path, NoSync: true}
+	if err := log.Append(t.Context(), chainEntry(5)); err != nil {
+		t.Fatal(err)
+	}
+	es, err := ReadFile(path, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := es[len(es)-1].CallID; got != "C05" {
+		t.Fatalf("last entry %q, want C05: its headline did not start a line", got)
+	}
+	if r, _ := Verify(path); !r.OK {
+		t.Fatalf("verify: %+v", r)
 	}
 }

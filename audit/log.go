@@ -52,7 +52,7 @@ func (l *Log) Append(ctx context.Context, e Entry) error {
 			err = l.Group.append(l.Path, text, !l.NoSync)
 		}
 	} else {
-		err = appendChained(ctx, l.Path, [][]byte{text}, !l.NoSync)
+		err = appendChained(ctx, l.Path, nil, [][]byte{text}, !l.NoSync)
 	}
 	if err != nil {
 		return fmt.Errorf("audit call %q: %w", e.CallID, err)
@@ -86,7 +86,11 @@ func now(clock func() time.Time) time.Time {
 // (a write torn by a crash), the text is preceded by one so that its
 // headline starts a line.
 func appendEntry(ctx context.Context, path string, text []byte, sync bool) error {
-	return appendLocked(ctx, path, sync, func(_ int, _ int64, buf []byte) ([]byte, func(int64) error, error) {
+	return appendLocked(ctx, path, sync, func(fd int, size int64) ([]byte, func(int64) error, error) {
+		buf, err := lineStart(fd, path, size)
+		if err != nil {
+			return nil, nil, err
+		}
 		return append(buf, text...), nil, nil
 	})
 }
@@ -94,19 +98,28 @@ func appendEntry(ctx context.Context, path string, text []byte, sync bool) error
 // appendChained appends the rendered entries texts to the tools.org at
 // path in one write, each sealed into the chain after the one before (see
 // chain.go), and records the new chain head, all under the file's lock.
-func appendChained(ctx context.Context, path string, texts [][]byte, sync bool) error {
+// head, when not nil, is the chain head of path, kept open by the caller.
+func appendChained(ctx context.Context, path string, head *headFile, texts [][]byte, sync bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	head, err := openHead(ChainHeadPath(path))
-	if err != nil {
-		return err
+	if head == nil {
+		var err error
+		if head, err = openHead(ChainHeadPath(path)); err != nil {
+			return err
+		}
+		defer head.close()
 	}
-	defer head.close()
-	return appendLocked(ctx, path, sync, func(fd int, size int64, buf []byte) ([]byte, func(int64) error, error) {
-		h, err := loadHead(fd, head, size)
+	return appendLocked(ctx, path, sync, func(fd int, size int64) ([]byte, func(int64) error, error) {
+		h, exact, err := loadHead(fd, head, size)
 		if err != nil {
 			return nil, nil, err
+		}
+		var buf []byte
+		if !exact {
+			if buf, err = lineStart(fd, path, size); err != nil {
+				return nil, nil, err
+			}
 		}
 		n := len(buf)
 		for _, t := range texts {
@@ -124,11 +137,29 @@ func appendChained(ctx context.Context, path string, texts [][]byte, sync bool) 
 	})
 }
 
-// buildFunc makes the text of an append under the file's lock: buf (empty,
-// or the newline that ends a torn last line) followed by the entries, for
-// fd open on the file of size bytes. done, when not nil, runs after the
-// text is written (and synced), with the file's new size.
-type buildFunc func(fd int, size int64, buf []byte) (text []byte, done func(end int64) error, err error)
+// buildFunc makes the text of an append under the file's lock, for fd
+// open on the file of size bytes: the entries, after a newline when the
+// file's last line is not ended (see lineStart). done, when not nil, runs
+// after the text is written (and synced), with the file's new size.
+type buildFunc func(fd int, size int64) (text []byte, done func(end int64) error, err error)
+
+// lineStart returns what must come before an entry appended to the file
+// fd of size bytes so that its headline starts a line: nothing, or the
+// newline that ends a torn last line (it reads the last byte).
+func lineStart(fd int, path string, size int64) ([]byte, error) {
+	if size == 0 {
+		return nil, nil
+	}
+	var last [1]byte
+	n, err := retry(func() (int, error) { return syscall.Pread(fd, last[:], size-1) })
+	if err != nil || n != 1 {
+		return nil, fmt.Errorf("read end of %s: %w", path, cmp.Or(err, io.ErrUnexpectedEOF))
+	}
+	if last[0] != '\n' {
+		return []byte{'\n'}, nil
+	}
+	return nil, nil
+}
 
 // appendLocked opens path for appending, takes its exclusive lock and
 // writes what build makes in a single write(2). It works on the raw
@@ -161,18 +192,7 @@ func appendFD(fd int, path string, sync bool, build buildFunc) error {
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
 	}
-	var buf []byte
-	if st.Size > 0 {
-		var last [1]byte
-		n, err := retry(func() (int, error) { return syscall.Pread(fd, last[:], st.Size-1) })
-		if err != nil || n != 1 {
-			return fmt.Errorf("read end of %s: %w", path, cmp.Or(err, io.ErrUnexpectedEOF))
-		}
-		if last[0] != '\n' {
-			buf = []byte{'\n'}
-		}
-	}
-	text, done, err := build(fd, st.Size, buf)
+	text, done, err := build(fd, st.Size)
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}

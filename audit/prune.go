@@ -9,7 +9,7 @@ import (
 // Pruned is the text of a tools.org with its oldest entries dropped, see
 // [Prune].
 type Pruned struct {
-	// Text is what remains.
+	// Text is what remains, ending in a newline.
 	Text []byte
 	// Dropped and Kept count the level-1 entries dropped and kept.
 	Dropped, Kept int
@@ -50,6 +50,11 @@ func Prune(text []byte, drop func(entry []byte) bool) Pruned {
 		p.Text = append(p.Text, raw...)
 		return true
 	})
+	if len(p.Text) > 0 && p.Text[len(p.Text)-1] != '\n' {
+		// The file ends a line, as after every append: the head's size
+		// says so to the next one (loadHead).
+		p.Text = append(p.Text, '\n')
+	}
 	return p
 }
 

@@ -258,6 +258,18 @@ func spaceOutsideStrings(raw []byte) bool {
 	return false
 }
 
+// Line is what the call is about, on one line as its headline shows it:
+// the command, path, pattern or node, control characters and line breaks
+// written visibly, cut at the headline's length; never the content a call
+// would write. It is for readers other than Org (the page's feed).
+func (e *Entry) Line() string {
+	s := e.Summary
+	if s == "" {
+		s = summarize(e.Args)
+	}
+	return escapeLine(s, maxSummary)
+}
+
 // headlineSummary is the escaped one-line text after "TOOL: ".
 func headlineSummary(e *Entry) string {
 	s := e.Summary

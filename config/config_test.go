@@ -120,3 +120,70 @@ func TestTelemetrySection(t *testing.T) {
 		}
 	}
 }
+
+// TestCache: a cached config is read again when config.yml changes, comes
+// back when it is removed, and an unusable file is an error until fixed.
+func TestCache(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	c := &Cache{Dir: dir}
+	load := func(wantApprovals string, wantErr bool) {
+		t.Helper()
+		got, err := c.Load()
+		if (err != nil) != wantErr {
+			t.Fatalf("Load: err = %v, want error %v", err, wantErr)
+		}
+		if err == nil && got.Approvals != wantApprovals {
+			t.Fatalf("Load: approvals %q, want %q", got.Approvals, wantApprovals)
+		}
+	}
+	load(ApprovalsAsk, false)
+	if err := os.WriteFile(path, []byte("approvals: deny\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	load(ApprovalsDeny, false)
+	load(ApprovalsDeny, false)
+	if err := os.WriteFile(path, []byte("approvals: sometimes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	load("", true)
+	load("", true)
+	if err := os.WriteFile(path, []byte("approvals: ask\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	load(ApprovalsAsk, false)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	load(ApprovalsAsk, false)
+	if err := os.WriteFile(path, []byte("approvals: deny\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	load(ApprovalsDeny, false)
+}
+
+// BenchmarkCache is what reading config.yml for every call costs while it
+// is unchanged (a stat), against parsing it each time.
+func BenchmarkCache(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte("approvals: ask\napproval_timeout_seconds: 60\nhooks:\n  profile: coding\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("cached", func(b *testing.B) {
+		c := &Cache{Dir: dir}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Load(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parsed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Load(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -65,6 +65,35 @@ func FuzzScrubEnv(f *testing.F) {
 	})
 }
 
+// FuzzGrepLines checks that searching a file as one buffer finds exactly
+// the lines that matching the pattern line by line finds (the grep tool's
+// scanner), with the same numbers and text, and leaves out the same
+// binary files.
+func FuzzGrepLines(f *testing.F) {
+	for _, seed := range []struct{ pattern, data string }{
+		{"Foo", "a\nFoo\nb Foo\n"}, {"^$", "\n\nx\n"}, {"Foo$", "Foo\r\nFoo\n"}, {`\AFoo\z`, "Foo\nFoo\r\n"},
+		{"(?i)foo", "FOO\nfOo"}, {"a\nb", "a\nb\n"}, {`x\r`, "x\r\r\nx\r\n"}, {`[^a]+`, "aaa\n\nb\n"},
+		{"\ufffd", "\xff\n"}, {`\bfoo\b`, "foo\nafoo\n"}, {"(?s).", "\n"}, {"", ""}, {"(?m)^a$", "a\r\na\n"},
+		{`(a|b)c+d`, "acd\nbccd\nad\n"}, {"x{2,}y", "xxy\nxy\n"}, {"F", "F\x00\n"}, {"$", "a"},
+	} {
+		f.Add(seed.pattern, []byte(seed.data))
+	}
+	f.Fuzz(func(t *testing.T, pattern string, data []byte) {
+		if len(data) >= maxScanLine {
+			return
+		}
+		m, err := newLineMatcher(pattern)
+		if err != nil {
+			return
+		}
+		got, gotOK := m.match(nil, data, "f")
+		want, wantOK := m.scan(nil, bytes.NewReader(data), "f")
+		if gotOK != wantOK || !slices.Equal(got, want) {
+			t.Fatalf("pattern %q data %q:\nbuffer %v %q\nlines  %v %q", pattern, data, gotOK, got, wantOK, want)
+		}
+	})
+}
+
 // FuzzDecodeIndex checks that a deny index file, whatever its bytes, never
 // makes the decoder panic, yields only paths below its root, and that what
 // it accepts encodes to a file that decodes to the same index.

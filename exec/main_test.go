@@ -43,6 +43,11 @@ func (c checker) CheckPath(path string, access policy.Access, cwd string) []poli
 	return c.path(path, access, cwd)
 }
 
+// CheckWalked is CheckPath, on the path as the call spells it.
+func (c checker) CheckWalked(path, _ string, _ bool, _ uint64, access policy.Access) []policy.Violation {
+	return c.CheckPath(path, access, "/")
+}
+
 // LookPath finds programs as the gateway does, on this process's PATH
 // (no scope: none of it is writable).
 func (c checker) LookPath(word, cwd string) (string, error) {

@@ -27,6 +27,13 @@ type Checker interface {
 	CheckExec(argv []string, cwd string, view View) []policy.Violation
 	// CheckPath decides one file access relative to cwd.
 	CheckPath(path string, access policy.Access, cwd string) []policy.Violation
+	// CheckWalked decides an access to an entry a directory walk met, as
+	// CheckPath would, without asking the filesystem
+	// (policy.Scope.CheckWalked): path is the entry's absolute, clean
+	// path as the call spells it, resolved where it really is; dir says
+	// whether it is a directory, links is a regular file's link count (0:
+	// not read, the hard-link rule is then the caller's).
+	CheckWalked(path, resolved string, dir bool, links uint64, access policy.Access) []policy.Violation
 	// LookPath returns the file a program word runs (policy.Scope.LookPath):
 	// what the decision matched is what runs, with no other lookup.
 	LookPath(word, cwd string) (string, error)

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/policy"
 )
 
@@ -48,7 +51,9 @@ const (
 // the exact widening that would let it run (the same narrow widening as the
 // denial's hint, never a parent directory).
 type Offer struct {
-	CallID    string
+	CallID string
+	// BranchDir is the session branch the call was made on.
+	BranchDir string
 	Call      policy.Call
 	Decision  policy.Decision
 	Widenings []policy.Widening
@@ -56,9 +61,131 @@ type Offer struct {
 
 // Asker puts an offer to the user through one channel and returns their
 // answer, one of the Answer constants. It must return when ctx ends.
+// Channel names the channel in tools.org and in scope changes; it is read
+// after Ask returns, so that an Asker of several channels names the one
+// that answered.
 type Asker interface {
 	Channel() string
 	Ask(ctx context.Context, o Offer) string
+}
+
+// Approvals is what the user's configuration says of approvals (config.yml
+// approvals, approval_timeout_seconds). The long-running processes read it
+// again for every call, so that a change needs no restart.
+type Approvals struct {
+	// Ask offers a widenable denial where a channel can ask the user.
+	Ask bool
+	// Timeout bounds the wait for an answer.
+	Timeout time.Duration
+}
+
+// userAnswer reports whether an answer came from the user (or their
+// client on their behalf), rather than from a channel that gave none.
+func userAnswer(a string) bool {
+	switch a {
+	case AnswerOnce, AnswerSession, AnswerDeny, AnswerDecline, AnswerCancel:
+		return true
+	}
+	return false
+}
+
+// FirstAnswer is an Asker of one offer that puts it through every given
+// channel at once: the first answer a user gives through any of them is
+// the answer, and the others are then cancelled, their context's cause an
+// *Answered naming it. A channel that ends without a user's answer (it
+// timed out, failed) leaves the others to answer; when none does, the first
+// such ending is the answer. Channel, after Ask, is the channel of the
+// answer. A channel whose user answers asynchronously (a button on a page)
+// calls Claim with the context Ask gave it, so that of two answers at once
+// exactly one counts and it can tell its user which.
+func FirstAnswer(askers ...Asker) Asker {
+	return &firstAnswer{askers: askers}
+}
+
+// Answered is the cause with which FirstAnswer cancels the channels that
+// did not answer first.
+type Answered struct {
+	Answer, Channel string
+}
+
+func (a *Answered) Error() string {
+	return fmt.Sprintf("answered %s through %s", a.Answer, a.Channel)
+}
+
+type firstAnswer struct {
+	askers []Asker
+	// answer and channel are the result, once Ask returns.
+	answer, channel string
+}
+
+// race is one offer put through several channels: the first claim wins.
+type race struct {
+	mu              sync.Mutex
+	done            bool
+	answer, channel string
+	cancel          context.CancelCauseFunc
+}
+
+func (r *race) claim(answer, channel string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return false
+	}
+	r.done, r.answer, r.channel = true, answer, channel
+	r.cancel(&Answered{Answer: answer, Channel: channel})
+	return true
+}
+
+// raceKey is the context key of the race an Asker is asked in.
+type raceKey struct{}
+
+// Claim makes answer, given through channel, the answer to the offer whose
+// Ask was given ctx; false when another channel's answer came first. Outside
+// FirstAnswer every claim wins.
+func Claim(ctx context.Context, answer, channel string) bool {
+	r, ok := ctx.Value(raceKey{}).(*race)
+	return !ok || r.claim(answer, channel)
+}
+
+func (f *firstAnswer) Channel() string { return f.channel }
+
+func (f *firstAnswer) Ask(ctx context.Context, o Offer) string {
+	if len(f.askers) == 1 {
+		f.answer = f.askers[0].Ask(ctx, o)
+		f.channel = f.askers[0].Channel()
+		return f.answer
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r := &race{cancel: cancel}
+	rctx = context.WithValue(rctx, raceKey{}, r)
+	type ended struct{ answer, channel string }
+	ends := make(chan ended, len(f.askers))
+	for _, a := range f.askers {
+		go func() {
+			ans := a.Ask(rctx, o)
+			if userAnswer(ans) {
+				r.claim(ans, a.Channel())
+			}
+			ends <- ended{ans, a.Channel()}
+		}()
+	}
+	var first *ended
+	for range f.askers {
+		e := <-ends
+		if first == nil {
+			first = &e
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		f.answer, f.channel = r.answer, r.channel
+	} else {
+		f.answer, f.channel = first.answer, first.channel
+	}
+	return f.answer
 }
 
 // Widening is the offer's widening as `scope expand` flags
@@ -170,9 +297,10 @@ func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec dec
 		}
 		return dec, approval{}
 	}
-	o := Offer{CallID: callID, Call: call, Decision: dec.d, Widenings: ws}
-	ap := approval{offered: o.Widening(), channel: t.Ask.Channel(), widenings: ws}
+	o := Offer{CallID: callID, BranchDir: t.BranchDir, Call: call, Decision: dec.d, Widenings: ws}
+	ap := approval{offered: o.Widening(), widenings: ws}
 	ap.answer = t.Ask.Ask(ctx, o)
+	ap.channel = t.Ask.Channel()
 	if ap.answer == "" {
 		ap.answer = AnswerError
 	}
@@ -199,7 +327,7 @@ func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec dec
 		}
 		// The call goes on with the scope just written.
 		b.scope = g.compileScope(b.scopePath, res.Scope, g.env(b.protected, ""))
-		again := g.decide(b, call, decideOptions{execution: policy.ExecutionConfined})
+		again := g.decide(b, call, decideOptions{execution: policy.ExecutionConfined, decide: dec.decideWith})
 		if again.d.Allowed {
 			ap.approved = AnswerSession
 		}
@@ -235,7 +363,7 @@ func (g *Gateway) granted(call policy.Call, dec decision) (decision, bool) {
 	if dec.d.Allowed || b.grant == nil {
 		return dec, false
 	}
-	again := g.decide(b, call, decideOptions{execution: policy.ExecutionConfined, grant: b.grant.Widenings})
+	again := g.decide(b, call, decideOptions{execution: policy.ExecutionConfined, grant: b.grant.Widenings, decide: dec.decideWith})
 	return again, again.d.Allowed
 }
 
@@ -256,5 +384,35 @@ func (g *Gateway) Offerable(t Target, call policy.Call) (Offer, bool) {
 	if ws == nil {
 		return Offer{}, false
 	}
-	return Offer{Call: call, Decision: dec.d, Widenings: ws}, true
+	return Offer{BranchDir: t.BranchDir, Call: call, Decision: dec.d, Widenings: ws}, true
+}
+
+// Unanswered records an offer that was put to the user and never answered
+// through channel (a client that was sent the offer and never came back):
+// the call is denied as it was when offered, with answer (AnswerTimeout),
+// recorded in tools.org and counted, as if it had been refused then. The
+// offer's CallID names the entry when it has one.
+func (g *Gateway) Unanswered(ctx context.Context, t Target, o Offer, channel, answer string) (CallResult, error) {
+	if t.BranchDir == "" {
+		return CallResult{}, ErrNoBranch
+	}
+	now := g.opts.Now()
+	res := CallResult{CallID: o.CallID, Decision: o.Decision}
+	if !validCallID(res.CallID) {
+		res.CallID = audit.NewCallID(now)
+	}
+	b := g.open(t)
+	dec := decision{d: o.Decision, branch: b, cwd: o.Call.Cwd}
+	if dec.cwd == "" {
+		dec.cwd = b.defaultCwd(o.Call)
+	}
+	g.opts.Observer.ObserveApproval(answer)
+	g.countDecision(t, o.Call, dec)
+	e := g.entry(res.CallID, now, o.Call, dec)
+	e.Mode, e.AgentTool = t.callMode(), t.AgentTool
+	e.Offered, e.Channel, e.Answer = o.Widening(), channel, answer
+	if err := g.record(ctx, g.log(t.BranchDir), audit.EventDecision, t, e); err != nil {
+		return res, fmt.Errorf("audit: %w", err)
+	}
+	return res, nil
 }

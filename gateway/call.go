@@ -86,15 +86,23 @@ type checkOptions struct {
 
 // check is Check; with a channel, a denial that may be offered is recorded
 // as left to the user through that channel (:DECISION: asked) and its
-// widenings returned.
+// widenings returned. With t.Ask (and no channel), such a denial is offered
+// through it and the answer awaited: the widenings returned are then those
+// of a call the user let run once, which its run needs granted.
 func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, o checkOptions) (CallResult, []policy.Widening, error) {
 	now := g.opts.Now()
 	res := CallResult{CallID: audit.NewCallID(now)}
 	b := g.open(t)
 	b.opened = o.opened
 	dec := g.decide(b, call, decideOptions{execution: t.checkExecution(call), decide: o.decide})
-	if o.channel != "" {
+	var ap approval
+	switch {
+	case o.channel != "":
 		notOffered(&dec.d, call)
+	case !dec.d.Allowed && t.Ask != nil && t.BranchDir != "":
+		// The caller holds the call until the user answers through t.Ask
+		// (an agent's hook that cannot ask its user itself).
+		dec, ap = g.offer(ctx, t, call, dec, res.CallID)
 	}
 	g.countDecision(t, call, dec)
 	res.Decision = dec.d
@@ -104,7 +112,12 @@ func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, o check
 	e := g.entry(res.CallID, now, call, dec)
 	e.Summary = o.summary
 	e.Mode, e.AgentTool = t.checkMode(), t.AgentTool
+	e.Offered, e.Channel, e.Answer, e.Approved = ap.offered, ap.channel, ap.answer, ap.approved
 	var ws []policy.Widening
+	if ap.approved == AnswerOnce {
+		// What the run of the call needs granted once.
+		ws = dec.branch.grant.Widenings
+	}
 	if o.channel != "" && !dec.d.Allowed {
 		if ws = offerable(dec.d, call); ws != nil {
 			offer := Offer{Call: call, Decision: dec.d, Widenings: ws}

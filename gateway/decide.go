@@ -20,6 +20,10 @@ type decision struct {
 	widen   []policy.Widening
 	// branch is what the call knows of its target.
 	branch *branch
+	// decideWith is the scope's decision function it was made with (nil:
+	// the call's), which a decision of the same call made again after an
+	// approval uses too.
+	decideWith func(*policy.Scope, policy.Env) policy.Decision
 }
 
 // decideOptions vary a decision. The zero value decides the call with the
@@ -57,7 +61,7 @@ func (g *Gateway) decideScope(b *branch, call policy.Call, o decideOptions) deci
 	defaultCwd := b.defaultCwd(call)
 	env := g.env(b.protected, defaultCwd)
 	env.Execution = o.execution
-	out := decision{env: env, branch: b, cwd: call.Cwd}
+	out := decision{env: env, branch: b, cwd: call.Cwd, decideWith: o.decide}
 	if out.cwd == "" {
 		out.cwd = defaultCwd
 	}

@@ -106,6 +106,10 @@ type Options struct {
 	// looks at, so that a walk of an unchanged tree costs no system call
 	// per directory (exec.Host.Dirs); a long-running process sets it.
 	Dirs *watch.Dirs
+	// KeepAuditOpen is how many branches' chain heads stay open between
+	// audit appends (audit.Group.KeepOpen); a long-running process (serve)
+	// sets it.
+	KeepAuditOpen int
 }
 
 // Gateway decides and runs tool calls. It is safe for concurrent use.
@@ -160,6 +164,7 @@ func New(opts Options) *Gateway {
 	g := &Gateway{opts: opts, protected: protectedRoots(opts.SessionsDir, opts.ConfigDir)}
 	g.host.ProbeCache = opts.ProbeCache
 	g.host.Dirs = opts.Dirs
+	g.group.KeepOpen = opts.KeepAuditOpen
 	return g
 }
 

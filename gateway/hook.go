@@ -51,6 +51,13 @@ type HookOptions struct {
 	// permission dialog where it will ask its user (config.yml approvals:
 	// ask); otherwise it is denied.
 	Approvals bool
+	// Ask, when set with Approvals, is a channel that puts such a call to
+	// the user where the agent will not ask them (Codex, and Claude Code in
+	// the modes that do not ask): the hook waits for the answer, which must
+	// come well inside the agent's hook timeout. Once lets the call run
+	// once (a shell call under a one-time grant through `scopegate exec`),
+	// session widens the branch first; any other answer denies it.
+	Ask Asker
 	// ApprovalTimeout is how long a call left to the agent's dialog may
 	// wait for the user's answer before it runs (config.yml
 	// approval_timeout_seconds; default DefaultApprovalTimeout).
@@ -156,8 +163,12 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 	// A call denied for a scope reason is left to the user where the agent
 	// will ask one (CONTRACT §9); everywhere else it is denied.
 	channel := ""
-	if o.Approvals && agents.AsksUser(agent, in) {
+	switch {
+	case !o.Approvals:
+	case agents.AsksUser(agent, in):
 		channel = ChannelHookAsk
+	case o.Ask != nil:
+		t.Ask = o.Ask
 	}
 	g.settleExpired(ctx, t)
 	var rules agentRules
@@ -191,7 +202,12 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 		if !res.Decision.Allowed && ws == nil {
 			return agents.Deny(agent, res.Decision.Message), nil
 		}
-		h.widen = append(h.widen, ws...)
+		if t.Ask != nil {
+			// The user let the call run once: what its run needs granted.
+			h.granted = append(h.granted, ws...)
+		} else {
+			h.widen = append(h.widen, ws...)
+		}
 		if ask != nil {
 			h.ask = ask
 		}
@@ -211,6 +227,13 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 	if err := StoreCall(branchDir, h.last.CallID, call); err != nil {
 		return agents.Answer{}, err
 	}
+	if h.granted != nil {
+		grant := Grant{CallID: h.last.CallID, Call: CallSum(call), Widenings: h.granted, Channel: t.Ask.Channel(),
+			Expires: g.opts.Now().Add(o.approvalTimeout())}
+		if err := StoreGrant(branchDir, grant); err != nil {
+			return agents.Answer{}, err
+		}
+	}
 	return agents.Rewrite(agent, in.ToolInput, o.ExecCommand(id, filepath.Base(branchDir), h.last.CallID, shellCommand(call)))
 }
 
@@ -223,10 +246,13 @@ type hookCall struct {
 	o         HookOptions
 	rules     agentRules
 	// last is the result of the last call of the mapping; widen what the
-	// scope lacks for them; ask the agent's own rule that asks first.
-	last  CallResult
-	widen []policy.Widening
-	ask   *agentHit
+	// scope lacks for them; ask the agent's own rule that asks first;
+	// granted what the user let the call run with once, answered through
+	// HookOptions.Ask.
+	last    CallResult
+	widen   []policy.Widening
+	ask     *agentHit
+	granted []policy.Widening
 }
 
 // shellCommand is the command of a shell call.

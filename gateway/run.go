@@ -67,6 +67,10 @@ func (c checker) CheckPath(path string, access policy.Access, cwd string) []poli
 	return c.observe.filter(c.scope.CheckPath(path, access, cwd, c.env))
 }
 
+func (c checker) CheckWalked(path, resolved string, dir bool, links uint64, access policy.Access) []policy.Violation {
+	return c.observe.filter(c.scope.CheckWalked(path, resolved, dir, links, access, c.env))
+}
+
 func (c checker) LookPath(word, cwd string) (string, error) {
 	return c.scope.LookPath(word, cwd, c.env)
 }

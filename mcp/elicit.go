@@ -44,10 +44,22 @@ type elicitation struct {
 	timeout time.Duration
 }
 
+// approvals are the approval settings for a call, the timeout defaulted.
+func (o Options) approvals() gateway.Approvals {
+	if o.Approvals == nil {
+		return gateway.Approvals{}
+	}
+	ap := o.Approvals()
+	if ap.Timeout <= 0 {
+		ap.Timeout = DefaultApprovalTimeout
+	}
+	return ap
+}
+
 // elicits reports whether the client of ss declared form elicitation, and
 // whether it speaks newProtocol or later (offers as input requests).
-func (o Options) elicits(ss *sdk.ServerSession) (ok, roundTrip bool) {
-	if !o.Approvals || ss == nil {
+func (o Options) elicits(ss *sdk.ServerSession, ap gateway.Approvals) (ok, roundTrip bool) {
+	if !ap.Ask || ss == nil {
 		return false, false
 	}
 	ip := ss.InitializeParams()

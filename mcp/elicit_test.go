@@ -69,8 +69,8 @@ func TestElicitAnswers(t *testing.T) {
 				t.Fatal(err)
 			}
 			g := gateway.New(gateway.Options{SessionsDir: filepath.Join(root, "sessions"), Confine: exec.ConfineAllowUnconfined})
-			srv := NewServer(Options{Gateway: g, BranchDir: branch, SessionID: "s", Branch: "main", Approvals: true,
-				ApprovalTimeout: 300 * time.Millisecond})
+			srv := NewServer(Options{Gateway: g, BranchDir: branch, SessionID: "s", Branch: "main",
+				Approvals: func() gateway.Approvals { return gateway.Approvals{Ask: true, Timeout: 300 * time.Millisecond} }})
 			st, ct := sdk.NewInMemoryTransports()
 			ctx := context.Background()
 			ss, err := srv.Connect(ctx, st, nil)
@@ -89,8 +89,15 @@ func TestElicitAnswers(t *testing.T) {
 				if err == nil {
 					t.Fatalf("the call succeeded: %+v", res)
 				}
-				if es, _ := audit.ReadFile(filepath.Join(branch, "tools.org"), audit.Filter{}); len(es) != 0 {
-					t.Fatalf("entries %+v, want none: the call never ran", es)
+				// The offer was made and never answered: once its time is
+				// up, it is recorded as denied with no answer in time.
+				var es []audit.Entry
+				for deadline := time.Now().Add(10 * time.Second); len(es) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+					es, _ = audit.ReadFile(filepath.Join(branch, "tools.org"), audit.Filter{})
+				}
+				if len(es) != 1 || es[0].Decision != audit.DecisionDenied || es[0].Answer != gateway.AnswerTimeout ||
+					es[0].Channel != gateway.ChannelElicitation || es[0].Offered != "--read "+outside {
+					t.Fatalf("entries %+v, want the unanswered offer denied", es)
 				}
 				return
 			}
@@ -154,7 +161,7 @@ func TestForgedAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := gateway.New(gateway.Options{SessionsDir: filepath.Join(root, "sessions"), Confine: exec.ConfineAllowUnconfined})
-	o := Options{Gateway: g, BranchDir: branch, SessionID: "s", Branch: "main", Approvals: true}
+	o := Options{Gateway: g, BranchDir: branch, SessionID: "s", Branch: "main", Approvals: askAlways}
 	srv := NewServer(o)
 	other := newSealer()
 	st, ct := sdk.NewInMemoryTransports()
@@ -201,3 +208,6 @@ func TestForgedAnswer(t *testing.T) {
 		}
 	}
 }
+
+// askAlways offers with the default timeout.
+func askAlways() gateway.Approvals { return gateway.Approvals{Ask: true} }

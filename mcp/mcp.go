@@ -40,15 +40,24 @@ type Options struct {
 	// ProgressEvery is the interval of progress notifications of a
 	// running shell call (default 1s).
 	ProgressEvery time.Duration
-	// Approvals offers a call denied for a scope reason to the user when
-	// the client declared elicitation (config.yml approvals: ask).
-	Approvals bool
-	// ApprovalTimeout bounds the wait for an answer (default
-	// DefaultApprovalTimeout); no answer in time is a denial.
-	ApprovalTimeout time.Duration
+	// Approvals, read for every call, says whether a call denied for a
+	// scope reason is offered to the user (config.yml approvals: ask) and
+	// how long an offer waits for the answer (DefaultApprovalTimeout when
+	// zero); no answer in time is a denial. Nil offers nothing.
+	Approvals func() gateway.Approvals
+	// Also, when set, gives for each call another channel its offer goes
+	// through, or nil when there is none now: alone where the client cannot
+	// ask (beside is ""), and beside elicitation where it can (beside is
+	// its channel; the first answer wins).
+	Also func(timeout time.Duration, beside string) gateway.Asker
+	// Warn receives what the server could not do outside a call (record
+	// an unanswered offer); nil drops it.
+	Warn func(string)
 
-	// seal seals the request states of offers made as input requests.
-	seal *sealer
+	// seal seals the request states of offers made as input requests;
+	// pending are those offers until answered or recorded as unanswered.
+	seal    *sealer
+	pending *pendingOffers
 }
 
 // NewServer returns an MCP server of one session branch.
@@ -57,6 +66,10 @@ func NewServer(o Options) *sdk.Server {
 		o.ProgressEvery = time.Second
 	}
 	o.seal = newSealer()
+	o.pending = &pendingOffers{offers: map[string]*time.Timer{}}
+	if o.Warn == nil {
+		o.Warn = func(string) {}
+	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "scopegate", Title: "scopegate", Version: o.Version},
 		&sdk.ServerOptions{
 			Instructions: "Every tool call is decided against this session's scope.yml and run confined; " +
@@ -131,22 +144,42 @@ func (o Options) handler(spec policy.ToolSpec) sdk.ToolHandler {
 		if err := spec.CheckArgs(raw); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
-		if spec.Name == policy.ToolShell {
-			if token := req.Params.GetProgressToken(); token != nil {
-				stop := o.progress(ctx, req.Session, token)
+		if token := req.Params.GetProgressToken(); token != nil {
+			switch spec.Name {
+			case policy.ToolShell:
+				stop := o.progress(ctx, req.Session, token, spec.Name, nil)
+				defer stop()
+			case policy.ToolGrep, policy.ToolGlob:
+				search := new(exec.SearchProgress)
+				ctx = exec.WithSearchProgress(ctx, search)
+				stop := o.progress(ctx, req.Session, token, spec.Name, search)
 				defer stop()
 			}
 		}
 		t := gateway.Target{BranchDir: o.BranchDir, Via: gateway.ViaMCP}
 		c := policy.Call{Tool: spec.Name, Args: raw}
-		switch ok, roundTrip := o.elicits(req.Session); {
+		ap := o.approvals()
+		also := func(beside string) gateway.Asker {
+			if !ap.Ask || o.Also == nil {
+				return nil
+			}
+			return o.Also(ap.Timeout, beside)
+		}
+		switch ok, roundTrip := o.elicits(req.Session, ap); {
 		case ok && roundTrip:
 			var offer *sdk.CallToolResult
-			if offer, t.Ask = o.roundTrip(t, c, req.Params); offer != nil {
+			if offer, t.Ask = o.roundTrip(t, c, req.Params, ap.Timeout); offer != nil {
 				return offer, nil
 			}
 		case ok:
-			t.Ask = elicitation{ss: req.Session, timeout: o.timeout()}
+			t.Ask = elicitation{ss: req.Session, timeout: ap.Timeout}
+			if a := also(gateway.ChannelElicitation); a != nil {
+				t.Ask = gateway.FirstAnswer(t.Ask, a)
+			}
+		default:
+			if a := also(""); a != nil {
+				t.Ask = a
+			}
 		}
 		res, err := o.Gateway.Call(ctx, t, c)
 		if err != nil && res.CallID == "" {
@@ -171,8 +204,12 @@ func (o Options) handler(spec policy.ToolSpec) sdk.ToolHandler {
 }
 
 // progress sends a progress notification every ProgressEvery while a call
-// runs; the returned function stops it.
-func (o Options) progress(ctx context.Context, ss *sdk.ServerSession, token any) func() {
+// runs: its progress is the seconds it has run (a value that always
+// grows), its message for a search of tool (search not nil) how far it
+// has gone.
+// The returned function stops it. The client cancels the call as any
+// request (notifications/cancelled), which ends ctx.
+func (o Options) progress(ctx context.Context, ss *sdk.ServerSession, token any, tool string, search *exec.SearchProgress) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -186,12 +223,24 @@ func (o Options) progress(ctx context.Context, ss *sdk.ServerSession, token any)
 				return
 			case now := <-t.C:
 				secs := now.Sub(start).Seconds()
-				_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: secs,
-					Message: fmt.Sprintf("running for %.0f s", secs)})
+				p := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: secs, Message: fmt.Sprintf("running for %.0f s", secs)}
+				if search != nil {
+					p.Message = searchProgress(tool, search, secs)
+				}
+				_ = ss.NotifyProgress(ctx, p)
 			}
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// searchProgress says how far a search has gone: the files it searched
+// (grep) or the entries it listed (glob), and the matches it kept.
+func searchProgress(tool string, p *exec.SearchProgress, secs float64) string {
+	if tool == policy.ToolGrep {
+		return fmt.Sprintf("searched %d files (%d entries listed), %d matches, in %.0f s", p.Files.Load(), p.Entries.Load(), p.Matches.Load(), secs)
+	}
+	return fmt.Sprintf("listed %d entries, %d matches, in %.0f s", p.Entries.Load(), p.Matches.Load(), secs)
 }
 
 // resultText is what a model reads of a result: a shell call's output and

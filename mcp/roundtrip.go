@@ -6,8 +6,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,9 +31,57 @@ const approvalInput = "scopegate-approval"
 
 // offerState is what a sealed request state holds.
 type offerState struct {
+	// ID names the offer among the server's pending ones.
+	ID      string `json:"id,omitempty"`
 	Call    string `json:"call"`
 	Widen   string `json:"widen"`
 	Expires int64  `json:"expires"`
+}
+
+// maxPending bounds the offers a server keeps waiting for their answer;
+// past it, a denial is refused at once, as without approvals.
+const maxPending = 1024
+
+// unansweredSlack is how long past an offer's expiry its answer may still
+// be on its way: only then is it recorded as unanswered, so that a late
+// answer and the record of no answer are never both written.
+const unansweredSlack = time.Second
+
+// pendingOffers are the offers a server returned as input requests and
+// whose answer has not come back: each is recorded as denied (answer
+// timeout) when its time is up, unless its answer came first.
+type pendingOffers struct {
+	mu     sync.Mutex
+	offers map[string]*time.Timer
+}
+
+// add keeps an offer until its answer comes or, past expires, records it
+// with record; false when too many are waiting.
+func (p *pendingOffers) add(id string, expires time.Time, record func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.offers) >= maxPending {
+		return false
+	}
+	p.offers[id] = time.AfterFunc(time.Until(expires)+unansweredSlack, func() {
+		if p.take(id) {
+			record()
+		}
+	})
+	return true
+}
+
+// take removes the offer id; false when it was not pending (answered,
+// recorded, or never made).
+func (p *pendingOffers) take(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.offers[id]
+	if ok {
+		t.Stop()
+		delete(p.offers, id)
+	}
+	return ok
 }
 
 // sealer seals and opens request states with a key of its own.
@@ -79,8 +130,9 @@ func (s *sealer) open(state string) (offerState, error) {
 
 // roundTrip is the approval of a client of the new protocol: either the
 // offer to return as an input request, or, on the call that carries the
-// answer, the channel that gives it.
-func (o Options) roundTrip(t gateway.Target, call policy.Call, params *sdk.CallToolParamsRaw) (*sdk.CallToolResult, gateway.Asker) {
+// answer, the channel that gives it. An offer whose answer never comes is
+// recorded as denied when its time is up.
+func (o Options) roundTrip(t gateway.Target, call policy.Call, params *sdk.CallToolParamsRaw, timeout time.Duration) (*sdk.CallToolResult, gateway.Asker) {
 	if resp, ok := params.InputResponses[approvalInput]; ok {
 		return nil, o.answered(params.RequestState, resp)
 	}
@@ -88,7 +140,17 @@ func (o Options) roundTrip(t gateway.Target, call policy.Call, params *sdk.CallT
 	if !ok {
 		return nil, nil
 	}
-	st := offerState{Call: gateway.CallSum(call), Widen: off.Widening(), Expires: time.Now().Add(o.timeout()).UnixMilli()}
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	expires := time.Now().Add(timeout)
+	st := offerState{ID: hex.EncodeToString(id[:]), Call: gateway.CallSum(call), Widen: off.Widening(), Expires: expires.UnixMilli()}
+	if !o.pending.add(st.ID, expires, func() {
+		if _, err := o.Gateway.Unanswered(context.Background(), t, off, gateway.ChannelElicitation, gateway.AnswerTimeout); err != nil {
+			o.Warn(fmt.Sprintf("record the unanswered offer of %s: %v", off.Summary(), err))
+		}
+	}) {
+		return nil, nil
+	}
 	return &sdk.CallToolResult{
 		InputRequests: sdk.InputRequestMap{approvalInput: &sdk.ElicitParams{Mode: "form",
 			Message: "scopegate: " + off.Text(), RequestedSchema: answerSchema}},
@@ -103,6 +165,8 @@ func (o Options) answered(state string, resp sdk.InputResponse) gateway.Asker {
 	if err != nil {
 		return a
 	}
+	// Answered (in time or not), the offer is recorded with this call.
+	o.pending.take(st.ID)
 	a.call, a.widen = st.Call, st.Widen
 	if time.Now().UnixMilli() > st.Expires {
 		a.answer = gateway.AnswerTimeout
@@ -127,11 +191,4 @@ func (a answeredAsker) Ask(_ context.Context, o gateway.Offer) string {
 		return gateway.AnswerError
 	}
 	return a.answer
-}
-
-func (o Options) timeout() time.Duration {
-	if o.ApprovalTimeout > 0 {
-		return o.ApprovalTimeout
-	}
-	return DefaultApprovalTimeout
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Unknown is the label value for a tool, reason or section outside the
@@ -231,6 +232,32 @@ func (m *Metrics) ObserveApproval(answer string) {
 func (m *Metrics) ObserveConnections(allowed, denied int) {
 	m.netConns.WithLabelValues("allowed").Add(float64(allowed))
 	m.netConns.WithLabelValues("denied").Add(float64(denied))
+}
+
+// Denials are the denials counted so far (scopegate_denials_total), by
+// reason, summed over tools and entry points: what serve samples for the
+// page's chart of denials per reason.
+func (m *Metrics) Denials() map[string]float64 {
+	ch := make(chan prometheus.Metric, 64)
+	go func() {
+		m.denials.Collect(ch)
+		close(ch)
+	}()
+	out := map[string]float64{}
+	for c := range ch {
+		var pb dto.Metric
+		if c.Write(&pb) != nil || pb.GetCounter() == nil {
+			continue
+		}
+		for _, l := range pb.GetLabel() {
+			if l.GetName() == "reason" {
+				if v := pb.GetCounter().GetValue(); v > 0 {
+					out[l.GetValue()] += v
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Registry is the registry holding the metrics, for callers that add

@@ -187,3 +187,23 @@ func TestApprovalsBounded(t *testing.T) {
 		t.Error("an unbounded answer leaked into the scrape")
 	}
 }
+
+// TestDenials: the denials by reason sum every tool and entry point.
+func TestDenials(t *testing.T) {
+	m := metrics.New(metrics.Options{})
+	m.ObserveDecision("shell", false, "command_not_allowed", "cli")
+	m.ObserveDecision("shell", false, "command_not_allowed", "hook")
+	m.ObserveDecision("read_file", false, "path_denied", "http")
+	m.ObserveDecision("read_file", true, "allowed", "http")
+	m.ObserveDecision("read_file", false, "no_such_reason", "http")
+	got := m.Denials()
+	want := map[string]float64{"command_not_allowed": 2, "path_denied": 1, metrics.Unknown: 1}
+	if len(got) != len(want) {
+		t.Fatalf("Denials() = %v, want %v", got, want)
+	}
+	for r, n := range want {
+		if got[r] != n {
+			t.Errorf("Denials()[%s] = %v, want %v", r, got[r], n)
+		}
+	}
+}

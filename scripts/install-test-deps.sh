@@ -61,6 +61,9 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v dig >/dev/null 2>&1 || need+=(bind9-dnsutils)
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v jq >/dev/null 2>&1 || need+=(jq)
+# The live page's tests drive it in a headless Chromium (chromedp speaks to
+# it directly: no driver).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # ensurepip is python3-venv's; wheel gives setuptools its bdist_wheel
 # (pip install --no-build-isolation -e . with setuptools < 70.1).
 /usr/bin/python3 -c 'import ensurepip, setuptools, wheel' >/dev/null 2>&1 || need+=(python3-venv python3-setuptools python3-wheel)

@@ -3,5 +3,8 @@
 // path, as the CLI. It owns the routes, JSON errors, bearer auth, the Origin
 // check, body limits, per-request timeouts, the branch registry, event
 // replay from the audit, and the lock that keeps one server per sessions
-// root.
+// root. It also serves the live page (CONTRACT.md §11): its files, embedded
+// (page/), and routes in page.go; its feed of the gateway's events
+// (feed.go); the offers it holds as an approval channel (offers.go); its
+// chart of denials (denials.go).
 package server

@@ -23,6 +23,7 @@ const (
 	CodeTooLarge         = "body_too_large"
 	CodeUnauthorized     = "unauthorized"
 	CodeForbiddenOrigin  = "forbidden_origin"
+	CodeForbiddenHost    = "forbidden_host"
 	CodeMethod           = "method_not_allowed"
 	CodeTimeout          = "timeout"
 	CodeInternal         = "internal"

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/scopegate/scopegate/agents"
+	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/server/client"
 )
 
@@ -44,6 +45,13 @@ func (s *Server) hook(agent string) http.Handler {
 				answer(agents.Refuse(agent, "the hook request's "+client.AgentEnvHeader+" header is not the agent's environment as JSON"))
 				return
 			}
+		}
+		ap := s.approvals()
+		o.Approvals, o.ApprovalTimeout = ap.Ask, ap.Timeout
+		// Where the agent will not ask its user, the page asks while one is
+		// open, within the hook's own time.
+		if a := s.pageAsk(gateway.ViaHook, s.hookLimit); a != nil {
+			o.Ask = a
 		}
 		answer(s.opts.Gateway.Hook(ctx, agent, body, o))
 	})

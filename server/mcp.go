@@ -3,9 +3,11 @@ package server
 import (
 	"net/http"
 	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/mcp"
 )
 
@@ -47,8 +49,10 @@ func (s *Server) mcpSession(id string) http.Handler {
 			return nil
 		}
 		return mcp.NewServer(mcp.Options{Gateway: s.opts.Gateway, BranchDir: e.dir, SessionID: e.session,
-			Branch: e.branch, Version: s.opts.Version, Approvals: s.opts.Approvals,
-			ApprovalTimeout: s.opts.ApprovalTimeout})
+			Branch: e.branch, Version: s.opts.Version, Approvals: s.approvals, Warn: s.warn,
+			Also: func(timeout time.Duration, beside string) gateway.Asker {
+				return s.page.offers.asker(gateway.ViaMCP, timeout, beside)
+			}})
 	}, &sdk.StreamableHTTPOptions{Logger: s.log})
 	s.mcpHs.sessions[id] = h
 	return h

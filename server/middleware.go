@@ -70,6 +70,11 @@ func (s *Server) edge(next http.Handler) http.Handler {
 					slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
 			}
 		}()
+		if !s.hostAllowed(r) {
+			writeError(sw, errorf(http.StatusForbidden, CodeForbiddenHost,
+				fmt.Sprintf("host %q is not this server's: a name other than its listen address or a loopback name is refused", r.Host)))
+			return
+		}
 		if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
 			writeError(sw, errorf(http.StatusForbidden, CodeForbiddenOrigin,
 				fmt.Sprintf("origin %q is not loopback: cross-site requests are refused", o)))
@@ -94,7 +99,47 @@ func loopbackOrigin(origin string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// api guards a /v1/ route: bearer token, body limit, timeout.
+// hostAllowed reports whether a request that came over TCP names this
+// server in its Host: a loopback name or address, the host it was asked to
+// listen on, or the address the request came to. A page of another site
+// whose name was made to resolve to this machine (DNS rebinding) names its
+// own site, and is refused. Requests on a unix socket, and those handed to
+// the handler in-process, have no such name to check.
+func (s *Server) hostAllowed(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || la.Network() != "tcp" {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	switch {
+	case host == "":
+		return false
+	case loopbackName(host):
+		return true
+	case s.listenHost != "" && strings.EqualFold(host, s.listenHost):
+		return true
+	}
+	ip := net.ParseIP(host)
+	tcp, ok := la.(*net.TCPAddr)
+	return ip != nil && ok && tcp.IP.Equal(ip)
+}
+
+// loopbackName reports whether host is localhost, a name below it (which
+// browsers resolve to loopback themselves), or a loopback address.
+func loopbackName(host string) bool {
+	if strings.EqualFold(host, "localhost") || len(host) > len(".localhost") && strings.EqualFold(host[len(host)-len(".localhost"):], ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// api guards a /v1/ route: bearer token, body limit, timeout (none when
+// timeout is not positive: a stream).
 func (s *Server) api(timeout time.Duration, h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r) {
@@ -108,7 +153,10 @@ func (s *Server) api(timeout time.Duration, h func(w http.ResponseWriter, r *htt
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
-		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		ctx, cancel := r.Context(), context.CancelFunc(func() {})
+		if timeout > 0 {
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+		}
 		defer cancel()
 		if err := h(w, r.WithContext(ctx)); err != nil {
 			e := classify(err)

@@ -34,11 +34,13 @@ func (s *Server) routes() http.Handler {
 	for _, agent := range agents.Names() {
 		mux.Handle("POST /v1/hooks/"+agent, s.hook(agent))
 	}
+	s.pageRoutes(mux)
 	// The same paths without methods: a request that matches one of them
 	// used the wrong method.
 	paths := http.NewServeMux()
-	for _, p := range []string{"/v1/sessions", "/v1/sessions/{id}", "/v1/sessions/{id}/check", "/v1/sessions/{id}/calls",
-		"/v1/sessions/{id}/scope/expand", "/v1/sessions/{id}/audit", "/v1/events", "/v1/hooks/claude-code", "/v1/hooks/codex", "/v1/sessions/{id}/mcp"} {
+	for _, p := range append([]string{"/v1/sessions", "/v1/sessions/{id}", "/v1/sessions/{id}/check", "/v1/sessions/{id}/calls",
+		"/v1/sessions/{id}/scope/expand", "/v1/sessions/{id}/audit", "/v1/events", "/v1/hooks/claude-code", "/v1/hooks/codex", "/v1/sessions/{id}/mcp"},
+		pagePaths()...) {
 		paths.Handle(p, http.NotFoundHandler())
 	}
 	mux.Handle("/v1/", s.api(rt, func(w http.ResponseWriter, r *http.Request) error {
@@ -223,7 +225,13 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.opts.Gateway.Call(r.Context(), gateway.Target{BranchDir: e.dir, Via: s.via(r), Synced: true}, call)
+	t := gateway.Target{BranchDir: e.dir, Via: s.via(r), Synced: true}
+	// A client of this route cannot ask its user: while a page is open,
+	// the page asks for it.
+	if a := s.pageAsk(t.Via, 0); a != nil {
+		t.Ask = a
+	}
+	res, err := s.opts.Gateway.Call(r.Context(), t, call)
 	if err != nil {
 		return s.gatewayErr(e, err)
 	}

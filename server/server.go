@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,12 +61,18 @@ type Options struct {
 	Hooks gateway.HookOptions
 	// Version is scopegate's version, told to MCP clients.
 	Version string
-	// Approvals offers MCP calls denied for a scope reason to the user
-	// through elicitation (config.yml approvals: ask).
-	Approvals bool
-	// ApprovalTimeout bounds the wait for an answer (default
-	// mcp.DefaultApprovalTimeout).
-	ApprovalTimeout time.Duration
+	// Approvals, read for every call, says whether a call denied for a
+	// scope reason is offered to the user (config.yml approvals: ask):
+	// through MCP elicitation where the client declared it, and on the page
+	// while one is open; and how long an offer waits. Nil offers nothing.
+	Approvals func() gateway.Approvals
+	// Feed is the page's live feed: the gateway's Events must reach it.
+	// Nil is a feed of the server's own, which nothing reaches.
+	Feed *Feed
+	// Listen is the TCP address the server was asked to listen on; a
+	// request's Host may name its host (besides a loopback name and the
+	// address the request came to).
+	Listen string
 	// TrustedSocket is the path of the server's private unix socket in the
 	// sessions root (SocketName). Requests that arrive on it need no token:
 	// the socket is 0600, so only the user who owns the sessions root can
@@ -93,6 +100,12 @@ type Server struct {
 
 	// bodies are buffers for the bodies of checks and calls.
 	bodies sync.Pool
+
+	// page is the live page's state; listenHost the host of Options.Listen.
+	page       *page
+	listenHost string
+	// hookLimit is hookAskLimit (shorter in tests).
+	hookLimit time.Duration
 }
 
 // New returns a server. It errors when the options cannot work.
@@ -123,6 +136,11 @@ func New(opts Options) (*Server, error) {
 		loader: profiles.Loader{ConfigDir: opts.ConfigDir, PresetsDir: opts.PresetsDir}}
 	s.store.Warn = s.warn
 	s.reg = newRegistry(s.store, opts.Gateway, s.warn)
+	s.page = newPage(opts.Feed)
+	s.hookLimit = hookAskLimit
+	if host, _, err := net.SplitHostPort(opts.Listen); err == nil {
+		s.listenHost = strings.Trim(host, "[]")
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -170,6 +188,11 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	// The page's streams never end by themselves: shutting down ends them.
+	srv.RegisterOnShutdown(s.page.close)
+	if s.opts.Metrics != nil {
+		go s.page.denials.sampleDenials(base, s.opts.Metrics.Denials)
 	}
 	errc := make(chan error, len(lns))
 	for _, ln := range lns {

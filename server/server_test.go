@@ -45,6 +45,13 @@ type env struct {
 
 func newEnv(t *testing.T, token string) *env {
 	t.Helper()
+	return newEnvWith(t, token, nil)
+}
+
+// newEnvWith is newEnv with the gateway's and the server's options changed
+// by set before they are used.
+func newEnvWith(t *testing.T, token string, set func(*gateway.Options, *Options)) *env {
+	t.Helper()
 	root := t.TempDir()
 	e := &env{t: t, root: root, sessions: filepath.Join(root, "sessions"), proj: filepath.Join(root, "proj"), token: token}
 	if err := os.MkdirAll(e.proj, 0o755); err != nil {
@@ -60,10 +67,14 @@ func newEnv(t *testing.T, token string) *env {
 		t.Logf("files are not watched: %v", err)
 	}
 	t.Cleanup(func() { w.Close() })
-	gw := gateway.New(gateway.Options{SessionsDir: e.sessions, ConfigDir: filepath.Join(root, "config"),
-		Home: filepath.Join(root, "home"), Observer: e.met, Confine: scexec.ConfineAllowUnconfined, Watcher: w})
-	srv, err := New(Options{Gateway: gw, SessionsDir: e.sessions, ConfigDir: filepath.Join(root, "config"),
-		Metrics: e.met, Token: token})
+	gopts := gateway.Options{SessionsDir: e.sessions, ConfigDir: filepath.Join(root, "config"),
+		Home: filepath.Join(root, "home"), Observer: e.met, Confine: scexec.ConfineAllowUnconfined, Watcher: w}
+	sopts := Options{SessionsDir: e.sessions, ConfigDir: filepath.Join(root, "config"), Metrics: e.met, Token: token}
+	if set != nil {
+		set(&gopts, &sopts)
+	}
+	sopts.Gateway = gateway.New(gopts)
+	srv, err := New(sopts)
 	if err != nil {
 		t.Fatal(err)
 	}

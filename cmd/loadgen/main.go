@@ -1,7 +1,9 @@
-// Command loadgen measures `scopegate serve` and two physical-limit
-// baselines with the same client, so that the figures compare: a bare
-// net/http JSON echo handler served the same way (its own process, TCP
-// loopback), and fork+exec of /bin/true from Go at the same concurrency.
+// Command loadgen measures `scopegate serve` and its baselines with the
+// same client, so that the figures compare: a bare net/http JSON echo
+// handler served the same way (its own process, TCP loopback), OPA's
+// server deciding the same read_file call against the same globs (-opa
+// names its binary), and fork+exec of /bin/true from Go at the same
+// concurrency.
 //
 // Usage:
 //
@@ -11,7 +13,7 @@
 // (`scopegate version` vs a hello-world binary given with -hello, `call` vs
 // `sh -c`/`cat`), alternating which runs first, and prints medians.
 //
-// Modes: echo-baseline, forkexec-baseline, check, call-shell, call-read,
+// Modes: echo-baseline, opa-baseline, forkexec-baseline, check, call-shell, call-read,
 // open-loop (check at -rate requests/s, latency from the scheduled send
 // time), open-loop-echo (the echo baseline at -rate requests/s), all. The server modes start their own `scopegate serve` in a
 // temporary sessions root with four sessions.
@@ -56,12 +58,14 @@ type options struct {
 	serveEcho string
 	hello     string
 	rounds    int
+	opa       string
+	page      bool
 }
 
 func run(args []string, stdout io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
-	fs.StringVar(&o.mode, "mode", "all", "echo-baseline, forkexec-baseline, check, call-shell, call-read, open-loop, open-loop-echo, all, or cli")
+	fs.StringVar(&o.mode, "mode", "all", "echo-baseline, opa-baseline, forkexec-baseline, check, call-shell, call-read, open-loop, open-loop-echo, all, or cli")
 	fs.StringVar(&o.scopegate, "scopegate", "scopegate", "scopegate binary for the server modes")
 	fs.IntVar(&o.clients, "c", 64, "concurrent clients (closed loop)")
 	fs.DurationVar(&o.duration, "d", 5*time.Second, "duration of each mode")
@@ -69,6 +73,8 @@ func run(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.serveEcho, "serve-echo", "", "internal: serve the echo baseline on this address")
 	fs.StringVar(&o.hello, "hello", "", "hello-world Go binary, the start-up baseline of -mode cli")
 	fs.IntVar(&o.rounds, "rounds", 31, "rounds of each pair of -mode cli")
+	fs.StringVar(&o.opa, "opa", "opa", "OPA binary for -mode opa-baseline")
+	fs.BoolVar(&o.page, "page", false, "server modes: keep one live page open on serve's feed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -162,6 +168,27 @@ func runMode(mode string, o options) (result, error) {
 		r.serverCPU, r.clientCPU = procCPU(srv.pid)-s0, selfCPU()-c0
 		r.rssKiB, r.hwmKiB = rss(srv.pid)
 		return r, nil
+	case "opa-baseline":
+		sg, err := startScopegate(o.scopegate)
+		if err != nil {
+			return result{}, err
+		}
+		srv, err := startOPA(o.opa, o.scopegate, sg)
+		proj := sg.proj
+		sg.stop()
+		if err != nil {
+			return result{}, err
+		}
+		defer srv.stop()
+		call, _ := json.Marshal(map[string]any{"tool": "read_file", "args": map[string]any{"path": "hello.txt"}, "cwd": proj})
+		body := opaBody(call)
+		client := newClient(o.clients)
+		s0, c0 := procCPU(srv.pid), selfCPU()
+		r := closedLoop(o.clients, o.duration, func() error { return postOK(client, srv.url+"/v1/data/scopegate/decision", body) })
+		r.mode = mode
+		r.serverCPU, r.clientCPU = procCPU(srv.pid)-s0, selfCPU()-c0
+		r.rssKiB, r.hwmKiB = rss(srv.pid)
+		return r, nil
 	case "check", "call-shell", "call-read", "open-loop":
 		srv, err := startScopegate(o.scopegate)
 		if err != nil {
@@ -188,8 +215,16 @@ func runMode(mode string, o options) (result, error) {
 			return postOK(client, srv.url+"/v1/sessions/"+id+"/"+route, body)
 		}
 		var r result
+		if o.page {
+			stop, err := openPage(srv.url)
+			if err != nil {
+				return result{}, err
+			}
+			defer stop()
+			mode += "+page"
+		}
 		s0, c0 := procCPU(srv.pid), selfCPU()
-		if mode == "open-loop" {
+		if strings.HasPrefix(mode, "open-loop") {
 			r = openLoop(o.rate, o.duration, do)
 		} else {
 			r = closedLoop(o.clients, o.duration, do)
@@ -200,6 +235,28 @@ func runMode(mode string, o options) (result, error) {
 		return r, nil
 	}
 	return result{}, fmt.Errorf("unknown mode %q", mode)
+}
+
+// openPage reads serve's page feed until stop, which says on stderr how
+// much the page read.
+func openPage(url string) (stop func(), err error) {
+	resp, err := http.Get(url + "/v1/page/events")
+	if err != nil {
+		return nil, fmt.Errorf("page: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("page: %s", resp.Status)
+	}
+	read := make(chan int64)
+	go func() {
+		n, _ := io.Copy(io.Discard, resp.Body)
+		read <- n
+	}()
+	return func() {
+		resp.Body.Close()
+		fmt.Fprintf(os.Stderr, "loadgen: the page read %d bytes\n", <-read)
+	}, nil
 }
 
 func newClient(conns int) *http.Client {

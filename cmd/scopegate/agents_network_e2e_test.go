@@ -247,33 +247,9 @@ func TestCodexNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := newMockResponses(t, c.commands[:])
-	config := fmt.Sprintf(`model = "gpt-test"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "mock"
-base_url = %q
-wire_api = "responses"
-env_key = "SCOPEGATE_TEST_API_KEY"
-
-[[hooks.PreToolUse]]
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = %q
-timeout = 60
-`, model.url, c.hookCommand("codex"))
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-		"-s", "danger-full-access", "Work through the task.")
-	cmd.Dir = c.proj
-	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(c.root, "home"), "CODEX_HOME="+codexHome, "SCOPEGATE_TEST_API_KEY=test")
-	cmd.Stdin = strings.NewReader("")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd, out := codexCommand(ctx, t, codex, codexHome, model.url, c.hookCommand("codex"), c.proj, filepath.Join(c.root, "home"))
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("codex exec: %v\n%s", err, out.String())
 	}

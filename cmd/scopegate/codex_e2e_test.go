@@ -144,33 +144,9 @@ func TestCodexHooks(t *testing.T) {
 	model := newMockResponses(t, script)
 	hookCmd := policy.ShellQuote(scopegateBin) + " --sessions-dir " + policy.ShellQuote(sessionsDir) + " --config-dir " + policy.ShellQuote(cfgDir) +
 		" --roam-dir " + policy.ShellQuote(filepath.Join(root, "roam")) + " hook codex"
-	config := fmt.Sprintf(`model = "gpt-test"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "mock"
-base_url = %q
-wire_api = "responses"
-env_key = "SCOPEGATE_TEST_API_KEY"
-
-[[hooks.PreToolUse]]
-[[hooks.PreToolUse.hooks]]
-type = "command"
-command = %q
-timeout = 60
-`, model.url, hookCmd)
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-		"-s", "danger-full-access", "Work through the task.")
-	cmd.Dir = proj
-	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(root, "home"), "CODEX_HOME="+codexHome, "SCOPEGATE_TEST_API_KEY=test")
-	cmd.Stdin = strings.NewReader("")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd, out := codexCommand(ctx, t, codex, codexHome, model.url, hookCmd, proj, filepath.Join(root, "home"))
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("codex exec: %v\n%s", err, out.String())
 	}
@@ -213,4 +189,38 @@ timeout = 60
 	if modes[audit.ModeHook] != len(script) || modes[audit.ModeExec] != 2 {
 		t.Errorf("tools.org entries by mode %v, want %d hook and 2 exec", modes, len(script))
 	}
+}
+
+// codexCommand is `codex exec` in dir, its model the scripted one at
+// modelURL and hookCmd its PreToolUse command hook (config.toml in
+// codexHome, trust bypassed as an automation that vets its hooks does),
+// and the buffer its output goes to.
+func codexCommand(ctx context.Context, t *testing.T, codex, codexHome, modelURL, hookCmd, dir, home string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	config := fmt.Sprintf(`model = "gpt-test"
+model_provider = "mock"
+
+[model_providers.mock]
+name = "mock"
+base_url = %q
+wire_api = "responses"
+env_key = "SCOPEGATE_TEST_API_KEY"
+
+[[hooks.PreToolUse]]
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = %q
+timeout = 60
+`, modelURL, hookCmd)
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
+		"-s", "danger-full-access", "Work through the task.")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+codexHome, "SCOPEGATE_TEST_API_KEY=test")
+	cmd.Stdin = strings.NewReader("")
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd, out
 }

@@ -57,22 +57,22 @@ func newMCPCmd(a *app) *cobra.Command {
 				id = filepath.Base(filepath.Dir(filepath.Dir(d)))
 			}
 		}
-		cfg, err := config.Load(a.configDir)
-		if err != nil {
+		cfgs := &config.Cache{Dir: a.configDir}
+		if _, err := cfgs.Load(); err != nil {
 			return usageErr("%v", err)
 		}
 		ctx, stop := interruptContext(cmd.Context())
 		defer stop()
 		// A long-running process: the directories the private view's walk
 		// looks at are watched, as serve's are.
-		gopts := a.gatewayOptions(nil, warner(a.stderr), nil)
+		warn := warner(a.stderr)
+		gopts := a.gatewayOptions(nil, warn, nil)
 		if dirs, err := watch.NewDirs(watch.DirsOptions{}); err == nil {
 			defer dirs.Close()
 			gopts.Dirs = dirs
 		}
 		s := mcp.NewServer(mcp.Options{Gateway: gateway.New(gopts), BranchDir: dir, SessionID: id,
-			Branch: filepath.Base(dir), Version: readVersion().Version, Approvals: cfg.Approvals != config.ApprovalsDeny,
-			ApprovalTimeout: cfg.ApprovalTimeout()})
+			Branch: filepath.Base(dir), Version: readVersion().Version, Approvals: approvalSettings(cfgs, warn), Warn: warn})
 		if err := s.Run(ctx, &sdk.StdioTransport{}); err != nil && ctx.Err() == nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("mcp: %w", err)}
 		}
@@ -84,4 +84,19 @@ func newMCPCmd(a *app) *cobra.Command {
 	f.StringVar(&profile, "profile", "coding", "with --create: the scope profile of the new session")
 	f.StringVar(&projectRoot, "project-root", "", "with --create: the project root (default: the working directory)")
 	return cmd
+}
+
+// approvalSettings reads what config.yml says of approvals for each call
+// (cached while the file is unchanged). A config.yml that cannot be used
+// offers nothing, with a warning: the call is then refused as without
+// approvals.
+func approvalSettings(cfgs *config.Cache, warn func(string)) func() gateway.Approvals {
+	return func() gateway.Approvals {
+		cfg, err := cfgs.Load()
+		if err != nil {
+			warn(fmt.Sprintf("%v: approvals are off until it is fixed", err))
+			return gateway.Approvals{}
+		}
+		return gateway.Approvals{Ask: cfg.Approvals != config.ApprovalsDeny, Timeout: cfg.ApprovalTimeout()}
+	}
 }

@@ -21,12 +21,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scopegate/scopegate/agents"
+	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/internal/watch"
 	"github.com/scopegate/scopegate/metrics"
 	"github.com/scopegate/scopegate/server"
 )
+
+// keepAuditOpen is how many branches' chain heads serve keeps open (a
+// descriptor each): more than the branches in use at once.
+const keepAuditOpen = 256
 
 // serveMain is `scopegate serve`: Open takes the sessions root's serve
 // lock and the listeners, Run serves until the context ends, Close lets
@@ -152,6 +157,13 @@ func (m *serveMain) Open(ctx context.Context) error {
 	met := metrics.New(metrics.Options{})
 	met.Registry().MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	gopts := m.a.gatewayOptions(met, func(msg string) { m.log.Warn(msg) }, nil)
+	// Every audited event also goes to the page's feed.
+	feed := server.NewFeed()
+	if gopts.Events != nil {
+		gopts.Events = sinks{gopts.Events, feed}
+	} else {
+		gopts.Events = feed
+	}
 	m.watcher, err = watch.New()
 	if err != nil {
 		m.log.Warn("file changes are not watched: scope files are checked with a stat per decision", "err", err)
@@ -162,6 +174,8 @@ func (m *serveMain) Open(ctx context.Context) error {
 		m.log.Warn("directories are not watched: the private view's walk stats each directory per call", "err", err)
 	}
 	gopts.Dirs = m.dirs
+	// The chain heads of the branches in use stay open between appends.
+	gopts.KeepAuditOpen = keepAuditOpen
 	gw := gateway.New(gopts)
 	hooks, err := m.a.hookOptions(agents.ClaudeCode, cfg.Hooks)
 	if err != nil {
@@ -169,15 +183,18 @@ func (m *serveMain) Open(ctx context.Context) error {
 	}
 	// Each hook request names its own project and, from the CLI's hook,
 	// its agent's environment; an agent's own HTTP hook gets the user's
-	// home only.
+	// home only. Approvals are config.yml's, read for every call.
 	hooks.ProjectDir = ""
 	hooks.Agent = agents.Env{Home: hooks.Agent.Home}
-	hooks.Approvals = cfg.Approvals != config.ApprovalsDeny
-	hooks.ApprovalTimeout = cfg.ApprovalTimeout()
+	listen := ""
+	if useTCP {
+		listen = m.listen
+	}
+	cfgs := &config.Cache{Dir: m.a.configDir}
 	m.srv, err = server.New(server.Options{Gateway: gw, SessionsDir: m.a.sessionsDir, ConfigDir: m.a.configDir, PresetsDir: cfg.GptelPresetsDir,
 		Metrics: met, Token: token, ShutdownGrace: m.grace, Logger: m.log, Hooks: hooks, TrustedSocket: m.socket,
-		Version: readVersion().Version, Approvals: cfg.Approvals != config.ApprovalsDeny,
-		ApprovalTimeout: cfg.ApprovalTimeout()})
+		Version: readVersion().Version, Approvals: approvalSettings(cfgs, func(msg string) { m.log.Warn(msg) }),
+		Feed: feed, Listen: listen})
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
@@ -283,4 +300,13 @@ func listenUnix(path string) (net.Listener, error) {
 		return nil, fmt.Errorf("chmod %s: %w", path, err)
 	}
 	return ln, nil
+}
+
+// sinks hands every event to each of its sinks.
+type sinks []gateway.EventSink
+
+func (s sinks) Emit(ev audit.Event) {
+	for _, sink := range s {
+		sink.Emit(ev)
+	}
 }

@@ -1,12 +1,16 @@
 package netproxy
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -156,6 +160,100 @@ func BenchmarkDownload(b *testing.B) {
 				c.Close()
 				if err != nil || n != size {
 					b.Fatalf("read %d bytes: %v", n, err)
+				}
+			}
+		})
+	}
+}
+
+// sinkEnv makes the test binary a sink server (see TestMain): the HTTP
+// server of BenchmarkDownloadCurl, in a process of its own as a remote
+// server would be.
+const sinkEnv = "NETPROXY_BENCH_SINK"
+
+// serveSink answers every HTTP request with size bytes, written 256 KiB
+// at a time; it prints its address first.
+func serveSink(size int64) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(ln.Addr())
+	buf := make([]byte, 256<<10)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return 1
+		}
+		go func() {
+			defer c.Close()
+			br := bufio.NewReader(c)
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if line == "\r\n" {
+					break
+				}
+			}
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", size)
+			for left := size; left > 0; {
+				n := min(left, int64(len(buf)))
+				if _, err := c.Write(buf[:n]); err != nil {
+					return
+				}
+				left -= n
+			}
+		}()
+	}
+}
+
+// BenchmarkDownloadCurl measures a 100 MB download by curl from a server
+// in another process, directly and through the HTTP proxy: as a plain
+// request (the proxy forwards it and relays the answer) and through a
+// CONNECT tunnel (-p). The proxy runs in this process, as in a shell call.
+func BenchmarkDownloadCurl(b *testing.B) {
+	const size = 100 << 20
+	curl := tool(b, "curl")
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sink := exec.Command(self)
+	sink.Env = append(os.Environ(), sinkEnv+"="+strconv.Itoa(size))
+	out, err := sink.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := sink.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { sink.Process.Kill(); sink.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	target := strings.TrimSpace(line)
+	pol := testPolicy{hosts: map[string]bool{"127.0.0.1:" + strconv.Itoa(portOf(b, target)): true}}
+	_, addrs := startProxy(b, pol, fakeResolver{})
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"direct", nil},
+		{"http", []string{"--proxy", "http://" + addrs.http}},
+		{"connect", []string{"--proxy", "http://" + addrs.http, "--proxytunnel"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(size)
+			args := append([]string{"--silent", "--show-error", "--noproxy", "", "--output", "/dev/null", "--write-out", "%{size_download}"}, c.args...)
+			args = append(args, "http://"+target+"/")
+			for b.Loop() {
+				got, err := exec.Command(curl, args...).Output()
+				if err != nil || string(got) != strconv.Itoa(size) {
+					b.Fatalf("curl: %q %v", got, err)
 				}
 			}
 		})

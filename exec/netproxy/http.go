@@ -316,9 +316,9 @@ func (p *Proxy) handleHTTP(ctx context.Context, c net.Conn) {
 		p.relayResponse(c, server)
 	}()
 	if chunked {
-		err = copyChunked(server, br)
+		err = copyChunked(server, br, c)
 	} else if length > 0 {
-		_, err = io.CopyN(server, br, length)
+		err = copyBody(server, br, c, length)
 	}
 	if err != nil {
 		server.Close()
@@ -390,9 +390,29 @@ func (p *Proxy) relayResponse(c, server net.Conn) {
 
 func bytes0(b []byte) []byte { return append([]byte(nil), b...) }
 
-// copyChunked copies one chunked body from br to w as it is, checking its
-// framing: chunk sizes, their CRLFs, the last chunk and the trailer.
-func copyChunked(w io.Writer, br *bufio.Reader) error {
+// copyBody copies n bytes of a body that c sends, br reading c: what br
+// holds of it, then the rest from c itself, which between two TCP
+// connections io.Copy splices (the bytes stay in the kernel). What br
+// holds beyond the body stays there.
+func copyBody(w io.Writer, br *bufio.Reader, c net.Conn, n int64) error {
+	if k := min(int64(br.Buffered()), n); k > 0 {
+		if _, err := io.CopyN(w, br, k); err != nil {
+			return err
+		}
+		n -= k
+	}
+	if n > 0 {
+		if _, err := io.CopyN(w, c, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyChunked copies one chunked body that c sends from br (reading c) to
+// w as it is, checking its framing: chunk sizes, their CRLFs, the last
+// chunk and the trailer. The chunks' data is copied with copyBody.
+func copyChunked(w io.Writer, br *bufio.Reader, c net.Conn) error {
 	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
@@ -421,7 +441,7 @@ func copyChunked(w io.Writer, br *bufio.Reader) error {
 				}
 			}
 		}
-		if _, err := io.CopyN(w, br, n); err != nil {
+		if err := copyBody(w, br, c, n); err != nil {
 			return err
 		}
 		crlf, err := br.ReadSlice('\n')

@@ -11,6 +11,17 @@ import (
 	"testing"
 )
 
+func TestMain(m *testing.M) {
+	if size := os.Getenv(sinkEnv); size != "" {
+		n, err := strconv.ParseInt(size, 10, 64)
+		if err != nil {
+			os.Exit(2)
+		}
+		os.Exit(serveSink(n))
+	}
+	os.Exit(m.Run())
+}
+
 // testPolicy allows the hosts of its list ("host:port") and addresses only
 // where addr allows them.
 type testPolicy struct {

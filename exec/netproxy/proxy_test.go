@@ -186,6 +186,31 @@ func TestHTTPProxyOneRequestPerConnection(t *testing.T) {
 	}
 }
 
+// A body that came with its head in one read, followed by a second
+// request: the body goes to the server whole, and only it; the second
+// request never leaves.
+func TestHTTPProxyBodyThenSecondRequest(t *testing.T) {
+	plain := origin(t, false)
+	port := portOf(t, plain.Listener.Addr().String())
+	_, addrs := startProxy(t, testPolicy{hosts: map[string]bool{"127.0.0.1:" + strconv.Itoa(port): true}}, fakeResolver{})
+	for _, body := range []string{"hello", strings.Repeat("z", 40000)} {
+		c, err := net.Dial("tcp", addrs.http)
+		if err != nil {
+			t.Fatal(err)
+		}
+		two := fmt.Sprintf("POST http://127.0.0.1:%d/post HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: %d\r\n\r\n%sGET http://evil.test/two HTTP/1.1\r\nHost: evil.test\r\n\r\n", port, port, len(body), body)
+		if _, err := io.WriteString(c, two); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		all, _ := io.ReadAll(c)
+		c.Close()
+		if want := fmt.Sprintf("hello /post %d", len(body)); !strings.Contains(string(all), want) || strings.Contains(string(all), "/two") {
+			t.Fatalf("got %q, want %q alone", all, want)
+		}
+	}
+}
+
 func TestHTTPProxyHostHeader(t *testing.T) {
 	plain := origin(t, false)
 	port := portOf(t, plain.Listener.Addr().String())
