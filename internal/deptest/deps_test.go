@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"profiles":              {"policy", "internal/yamlmsg"},
 	"sessions":              {"policy", "profiles", "internal/yamlmsg", "internal/atomicfile"},
 	"audit":                 {"policy", "internal/yamlmsg", "internal/atomicfile"},
-	"exec":                  {"policy", "exec/netproxy", "internal/yamlmsg", "internal/atomicfile"},
+	"exec":                  {"internal/watch", "policy", "exec/netproxy", "internal/yamlmsg", "internal/atomicfile"},
 	"exec/netproxy":         {},
 	"agents":                {"policy", "internal/yamlmsg"},
 	"learn":                 {"audit", "policy", "internal/yamlmsg", "internal/atomicfile"},
