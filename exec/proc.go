@@ -17,7 +17,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/scopegate/scopegate/exec/netproxy"
 	"github.com/scopegate/scopegate/policy"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -225,7 +224,7 @@ func (sh *shell) programEnv(env expand.Environ) []string {
 		return true
 	})
 	out = append(out, "TMPDIR="+sh.tmp)
-	if sh.net.mode != netproxy.ModeHost {
+	if sh.net.mode != NetworkHost {
 		// The way out is scopegate's, or there is none: no proxy of
 		// the caller's.
 		for i, kv := range out {
@@ -234,7 +233,7 @@ func (sh *shell) programEnv(env expand.Environ) []string {
 			}
 		}
 	}
-	if sh.net.mode == netproxy.ModeProxy {
+	if sh.net.mode == NetworkProxy {
 		out = append(out, proxyEnv()...)
 	}
 	// Programs that start programs (env, xargs, make) look them up where

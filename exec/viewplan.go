@@ -282,13 +282,6 @@ func (r *Runner) toolchainOf(program string, hide []string) []string {
 	return []string{filepath.Dir(program)}
 }
 
-// viewLink is a symbolic link the view recreates in a hidden directory,
-// on the way to a tree bound back into it.
-type viewLink struct {
-	Path   string `json:"path"`
-	Target string `json:"target"`
-}
-
 // maxLinks bounds the links resolveBind follows.
 const maxLinks = 40
 

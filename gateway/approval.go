@@ -10,6 +10,7 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/sessions"
 )
 
 // The answers to an offer (CONTRACT §9), also the answer label of
@@ -256,17 +257,30 @@ type approval struct {
 // offerable returns the widenings of a denial of call that may be offered,
 // or nil: exactly a widenable denial (policy.Decision.Widenable) whose
 // every widening scopegate knows how to apply, whose paths are absolute,
-// and which would let the call run once applied (unworkable).
-func offerable(d policy.Decision, call policy.Call) []policy.Widening {
+// and which would let the call run once applied (unworkable); none where
+// the managed policy refuses approvals or would refuse one of the
+// widenings.
+func (b *branch) offerable(d policy.Decision, call policy.Call) []policy.Widening {
+	if !b.managed.approvalsAllowed() {
+		return nil
+	}
 	ws := d.Widenings()
 	if len(ws) == 0 {
 		return nil
 	}
-	if _, err := expansionOf(ws); err != nil {
+	if _, err := sessions.ExpansionOf(ws...); err != nil {
 		return nil
 	}
 	if unworkable(ws, call) != "" {
 		return nil
+	}
+	if m := b.managed.policy(); m != nil {
+		env := b.g.env(nil, "")
+		for _, w := range ws {
+			if m.Refuses(w, env) != "" {
+				return nil
+			}
+		}
 	}
 	return ws
 }
@@ -290,7 +304,7 @@ func notOffered(d *policy.Decision, call policy.Call) {
 // leaves the denial. It returns the decision to act on and how the offer
 // went.
 func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec decision, callID string) (decision, approval) {
-	ws := offerable(dec.d, call)
+	ws := dec.branch.offerable(dec.d, call)
 	if t.Ask == nil || ws == nil {
 		if t.Ask != nil {
 			notOffered(&dec.d, call)
@@ -314,7 +328,7 @@ func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec dec
 			return granted, ap
 		}
 	case AnswerSession:
-		x, _ := expansionOf(ws)
+		x, _ := sessions.ExpansionOf(ws...)
 		res, err := g.expandScope(ctx, b.dir, func() string { return b.meta().root }, x, ap.channel)
 		if err != nil {
 			g.opts.Warn(fmt.Sprintf("approval of %s: %v", callID, err))
@@ -376,11 +390,12 @@ func (g *Gateway) Offerable(t Target, call policy.Call) (Offer, bool) {
 	if t.BranchDir == "" {
 		return Offer{}, false
 	}
-	dec := g.decide(g.open(t), call, decideOptions{execution: policy.ExecutionConfined})
+	b := g.open(t)
+	dec := g.decide(b, call, decideOptions{execution: policy.ExecutionConfined})
 	if dec.d.Allowed {
 		return Offer{}, false
 	}
-	ws := offerable(dec.d, call)
+	ws := b.offerable(dec.d, call)
 	if ws == nil {
 		return Offer{}, false
 	}

@@ -23,7 +23,7 @@ func hostWidening(host string, port int) Widening {
 	if port != 80 && port != 443 {
 		v += ":" + strconv.Itoa(port)
 	}
-	return Widening{Flag: "--allow-host", Value: v}
+	return Widening{Flag: WidenHost, Value: v}
 }
 
 // hostViolation is the denial of a connection to host:port that the
@@ -36,6 +36,11 @@ func (n Network) hostViolation(host string, port int, what string) Violation {
 		shown = joinHostPort(host, port)
 	}
 	v := Violation{Reason: ReasonHostNotInScope, Resource: shown, Rule: ruleNetwork}
+	if n.ceilingRefuses(host, port) {
+		v.Reason, v.Rule = ReasonManaged, RuleManagedNetwork
+		v.Message = fmt.Sprintf("%s %s, which is beyond %s of the machine's managed policy; no scope change can allow it", what, quoteArg(shown), RuleManagedNetwork)
+		return v
+	}
 	w := hostWidening(host, port)
 	if w.Flag == "" {
 		v.Message = fmt.Sprintf("%s %s, which is not a host name or IP address that network of this session's scope can allow", what, quoteArg(shown))
@@ -69,7 +74,12 @@ func (c *checker) anyHost(what string) {
 	if c.s.net.Mode() == NetworkAny {
 		return
 	}
-	w := Widening{Flag: "--network", Value: "any"}
+	if c.s.net.ceiling != nil && c.s.net.ceiling.ownMode() != NetworkAny {
+		c.add(Violation{Reason: ReasonManaged, Resource: anyDest, Rule: RuleManagedNetwork,
+			Message: fmt.Sprintf("%s any host the remote side asks for (a SOCKS proxy), which is beyond %s of the machine's managed policy; no scope change can allow it", what, RuleManagedNetwork)})
+		return
+	}
+	w := Widening{Flag: WidenNetwork, Value: NetworkAny.String()}
 	c.add(Violation{Reason: ReasonHostNotInScope, Resource: anyDest, Rule: ruleNetwork, Widen: []Widening{w},
 		Message: fmt.Sprintf("%s any host the remote side asks for (a SOCKS proxy), which only network: any allows; the user can allow it with: %s", what, ExpandHint(w))})
 }

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -59,15 +61,24 @@ func newScopeShowCmd(a *app) *cobra.Command {
 				fmt.Fprintln(a.stderr, "scopegate: warning: "+policy.OneLine(merr.Error())+"; calls on this branch are enforced")
 				mode = "invalid"
 			}
+			managed := a.managedView(&doc)
 			if asJSON {
-				return writeJSON(a.stdout, scopeJSON{doc: doc, mode: mode})
+				return writeJSON(a.stdout, scopeJSON{doc: doc, mode: mode, managed: managed})
 			}
-			// The file as it is; a branch not enforced says so first, as a
-			// comment, so that the output stays the scope's YAML.
+			// The file as it is; a branch not enforced says so first, and
+			// the machine's managed policy, as comments, so that the output
+			// stays the scope's YAML.
 			if mode != sessions.ModeEnforce {
-				if _, err := fmt.Fprintf(a.stdout, "# mode: %s (scopegate scope mode)\n", mode); err != nil {
+				note := ""
+				if mode == sessions.ModeObserve && managed != nil && (managed.Error != "" || managed.Modes != nil && !*managed.Modes.Observe) {
+					note = "; refused by " + policy.RuleManagedObserve + ": calls are enforced"
+				}
+				if _, err := fmt.Fprintf(a.stdout, "# mode: %s (scopegate scope mode)%s\n", mode, note); err != nil {
 					return &exitError{code: exitInternal, err: err}
 				}
+			}
+			if err := writeManagedComment(a.stdout, managed); err != nil {
+				return &exitError{code: exitInternal, err: err}
 			}
 			return printScope(a, doc, data, false)
 		},
@@ -88,11 +99,12 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 			"--roam-subdirectory, --roam-tag, --roam-node-id, --allow-host, --allow-socket,\n" +
 			"--network any;\n" +
 			"each may be repeated. The\n" +
-			"change is idempotent, keeps comments, and prints the resulting scope.\n\n" +
+			"change is idempotent and keeps comments. It prints each entry it added and\n" +
+			"the file it wrote (--json: the resulting scope).\n\n" +
 			"Path patterns are absolute doublestar globs: DIR/** is DIR and everything below it.",
 		Example: `  scopegate scope expand --session "$S" --read /usr/share/doc/bash/README
   scopegate scope expand --session "$S" --write "$PWD/build/**" --allow-command make`,
-		Short: "Add patterns, commands or org-roam entries to a branch's scope.yml (idempotent; prints the result)",
+		Short: "Add patterns, commands or org-roam entries to a branch's scope.yml (idempotent; prints what it added)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if add.Empty() {
@@ -106,14 +118,18 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 			if err != nil {
 				return sessionErr(err)
 			}
-			warnAmbiguous(a, filepath.Join(dir, sessions.ScopeFile), res.Data)
-			return printScope(a, res.Scope, res.Data, asJSON)
+			file := filepath.Join(dir, sessions.ScopeFile)
+			warnAmbiguous(a, file, res.Data)
+			if asJSON {
+				return printScope(a, res.Scope, res.Data, true)
+			}
+			return printExpanded(a, file, res)
 		},
 	}
 	sel.addFlags(cmd)
 	f := cmd.Flags()
 	addExpandFlags(f, &add)
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.BoolVar(&asJSON, "json", false, "print the resulting scope as JSON")
 	return cmd
 }
 
@@ -129,7 +145,7 @@ func addExpandFlags(f *pflag.FlagSet, add *sessions.Expansion) {
 	f.StringArrayVar(&add.RoamTags, "roam-tag", nil, "org-roam tag")
 	f.StringArrayVar(&add.AllowHosts, "allow-host", nil, "network entry to allow: HOST, .DOMAIN or HOST:PORT")
 	f.StringArrayVar(&add.AllowSockets, "allow-socket", nil, "host unix socket to allow, by absolute path (a unix: network entry)")
-	f.StringVar(&add.Network, "network", "", "any: make the network unrestricted")
+	f.StringVar((*string)(&add.Network), "network", "", "any: make the network unrestricted")
 	f.StringArrayVar(&add.RoamNodeIDs, "roam-node-id", nil, "org-roam node id")
 }
 
@@ -141,6 +157,25 @@ func warnAmbiguous(a *app, file string, data []byte) {
 	for _, e := range yamlmsg.AmbiguousEntries(data) {
 		fmt.Fprintln(a.stderr, "scopegate: warning: "+file+": "+e.String())
 	}
+}
+
+// printExpanded prints what an expansion changed: each entry it added,
+// with its list, and the file it wrote; or that nothing was added.
+func printExpanded(a *app, file string, res sessions.Expanded) error {
+	var b strings.Builder
+	entries := res.Entries()
+	for _, e := range entries {
+		fmt.Fprintf(&b, "added to %s: %s\n", e.List, policy.OneLine(e.Value))
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(&b, "nothing added: %s already has every entry\n", file)
+	} else {
+		fmt.Fprintf(&b, "wrote %s\n", file)
+	}
+	if _, err := io.WriteString(a.stdout, b.String()); err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	return nil
 }
 
 // printScope prints a scope as its YAML text or as JSON.
@@ -163,13 +198,15 @@ func currentUser() string {
 }
 
 // scopeJSON is a scope as scope show --json prints it: the scope's
-// sections and the branch's mode.
+// sections, the branch's mode and the machine's managed policy.
 type scopeJSON struct {
-	doc  policy.Document
-	mode string
+	doc     policy.Document
+	mode    string
+	managed *managedJSON
 }
 
-// MarshalJSON puts "mode" before the sections of the scope.
+// MarshalJSON puts "mode" (and "managed", when there is a managed policy)
+// before the sections of the scope.
 func (s scopeJSON) MarshalJSON() ([]byte, error) {
 	doc, err := json.Marshal(s.doc)
 	if err != nil {
@@ -177,6 +214,13 @@ func (s scopeJSON) MarshalJSON() ([]byte, error) {
 	}
 	mode, _ := json.Marshal(s.mode)
 	out := append([]byte(`{"mode":`), mode...)
+	if s.managed != nil {
+		m, err := json.Marshal(s.managed)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, `,"managed":`...), m...)
+	}
 	if len(doc) > 2 {
 		out = append(out, ',')
 	}
