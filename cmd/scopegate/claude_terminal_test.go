@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,16 +16,18 @@ import (
 )
 
 // claudeTerminal is the real Claude Code run interactively in a
-// pseudo-terminal, as a user runs it: what it draws is read back as text,
-// and keys are typed into it.
+// pseudo-terminal, as a user runs it: what the terminal shows is read back
+// as text, and keys are typed into it.
 type claudeTerminal struct {
 	t   *testing.T
 	ptm *os.File
 	cmd *exec.Cmd
 
 	mu     sync.Mutex
-	screen []byte // everything drawn, escape sequences included
-	seen   int    // how much of screen expect has consumed
+	screen *vtScreen
+	frame  int    // reads drawn on screen
+	base   string // the screen, squeezed, at the last key or match
+	baseAt int    // its frame
 	done   chan struct{}
 }
 
@@ -63,7 +64,7 @@ func startClaudeTerminal(t *testing.T, cmd *exec.Cmd) *claudeTerminal {
 		t.Fatalf("start %s: %v", cmd.Path, err)
 	}
 	pts.Close()
-	c := &claudeTerminal{t: t, ptm: ptm, cmd: cmd, done: make(chan struct{})}
+	c := &claudeTerminal{t: t, ptm: ptm, cmd: cmd, screen: newVTScreen(50, 160), done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		buf := make([]byte, 64<<10)
@@ -71,7 +72,8 @@ func startClaudeTerminal(t *testing.T, cmd *exec.Cmd) *claudeTerminal {
 			n, err := ptm.Read(buf)
 			if n > 0 {
 				c.mu.Lock()
-				c.screen = append(c.screen, buf[:n]...)
+				c.screen.feed(buf[:n])
+				c.frame++
 				c.mu.Unlock()
 			}
 			if err != nil {
@@ -85,28 +87,30 @@ func startClaudeTerminal(t *testing.T, cmd *exec.Cmd) *claudeTerminal {
 		ptm.Close()
 		<-c.done
 		if t.Failed() {
-			t.Logf("the terminal showed, last 6000 characters:\n%s", lastRunes(plainText(c.all()), 6000))
+			text, _ := c.shown()
+			t.Logf("the terminal showed:\n%s", text)
 		}
 	})
 	return c
 }
 
-func (c *claudeTerminal) all() []byte {
+// shown is the text on the screen and the frame it was drawn in.
+func (c *claudeTerminal) shown() (string, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]byte(nil), c.screen...)
+	return c.screen.text(), c.frame
 }
 
-// expect waits until the terminal draws text (compared without spaces and
-// box-drawing characters, which the terminal's layout moves around) and
-// returns what it drew since the previous expect, as plain text.
+// expect waits until the screen shows text (compared without spaces and
+// box-drawing characters, which the terminal's layout moves around), drawn
+// after the last key or expect, and returns the screen's text.
 func (c *claudeTerminal) expect(text string, timeout time.Duration) string {
 	c.t.Helper()
-	fresh, ok := c.await(text, timeout)
+	shown, ok := c.await(text, timeout)
 	if !ok {
 		c.t.Fatalf("the terminal did not show %q within %s", text, timeout)
 	}
-	return fresh
+	return shown
 }
 
 // await is expect that reports a timeout instead of failing.
@@ -115,18 +119,19 @@ func (c *claudeTerminal) await(text string, timeout time.Duration) (string, bool
 	want := squeeze(text)
 	deadline := time.Now().Add(timeout)
 	for {
+		shown, frame := c.shown()
+		now := squeeze(shown)
 		c.mu.Lock()
-		fresh := plainText(c.screen[c.seen:])
-		n := len(c.screen)
+		ok := frame > c.baseAt && freshMatch(now, c.base, want)
+		if ok {
+			c.base, c.baseAt = now, frame
+		}
 		c.mu.Unlock()
-		if i := strings.Index(squeeze(fresh), want); i >= 0 {
-			c.mu.Lock()
-			c.seen = n
-			c.mu.Unlock()
-			return fresh, true
+		if ok {
+			return shown, true
 		}
 		if time.Now().After(deadline) {
-			return fresh, false
+			return shown, false
 		}
 		select {
 		case <-c.done:
@@ -136,7 +141,27 @@ func (c *claudeTerminal) await(text string, timeout time.Duration) (string, bool
 	}
 }
 
-// choose answers the dialog on the screen with key and waits for then.
+// freshWindow is how much of the screen before a match tells one dialog
+// from another under the same title: a dialog's body comes above its
+// title, and what changes while it stands (a spinner, the status line)
+// comes below it.
+const freshWindow = 300
+
+// freshMatch reports whether the squeezed screen now shows want anew,
+// compared with the squeezed screen before: the last want on it is not
+// the one before, standing after the same text.
+func freshMatch(now, before, want string) bool {
+	i := strings.LastIndex(now, want)
+	if i < 0 {
+		return false
+	}
+	j := strings.LastIndex(before, want)
+	return j < 0 || now[max(i-freshWindow, 0):i] != before[max(j-freshWindow, 0):j]
+}
+
+// choose answers the dialog on the screen with key and waits for then, on
+// a screen drawn after the key that no longer shows the answered dialog
+// there.
 // Claude Code does not take a key typed in the moment its dialog appears,
 // so the key is typed once the dialog has stood a while.
 func (c *claudeTerminal) choose(key, then string, timeout time.Duration) string {
@@ -146,44 +171,20 @@ func (c *claudeTerminal) choose(key, then string, timeout time.Duration) string 
 	return c.expect(then, timeout)
 }
 
-// typeKeys types into the terminal.
+// typeKeys types into the terminal; what the screen shows now is not
+// what expect waits for.
 func (c *claudeTerminal) typeKeys(keys string) {
 	c.t.Helper()
+	shown, frame := c.shown()
+	c.mu.Lock()
+	c.base, c.baseAt = squeeze(shown), frame
+	c.mu.Unlock()
 	if _, err := c.ptm.WriteString(keys); err != nil {
 		c.t.Fatalf("type %q: %v", keys, err)
 	}
 }
 
-var (
-	csiRE        = regexp.MustCompile(`\x1b\[[0-9;?<>=]*[ -/]*[@-~]`)
-	oscRE        = regexp.MustCompile(`\x1b\][^\x07\x1b]*(\x07|\x1b\\)`)
-	otherEscRE   = regexp.MustCompile(`\x1b[()][A-Za-z0-9]|\x1b[=>78DEHMNOZc]`)
-	cursorFwdRE  = regexp.MustCompile(`\x1b\[([0-9]*)C`)
-	boxDrawingRE = regexp.MustCompile(`[\s\x{2500}-\x{257F}\x{2580}-\x{259F}]+`)
-)
-
-// plainText is what the terminal drew, without escape sequences; a cursor
-// moved forward is drawn as spaces.
-func plainText(b []byte) string {
-	s := cursorFwdRE.ReplaceAllStringFunc(string(b), func(m string) string {
-		n, err := strconv.Atoi(cursorFwdRE.FindStringSubmatch(m)[1])
-		if err != nil || n < 1 {
-			n = 1
-		}
-		return strings.Repeat(" ", min(n, 200))
-	})
-	s = oscRE.ReplaceAllString(s, "")
-	s = csiRE.ReplaceAllString(s, "")
-	return otherEscRE.ReplaceAllString(s, "")
-}
+var boxDrawingRE = regexp.MustCompile(`[\s\x{2500}-\x{257F}\x{2580}-\x{259F}]+`)
 
 // squeeze drops white space and box-drawing characters.
 func squeeze(s string) string { return boxDrawingRE.ReplaceAllString(s, "") }
-
-func lastRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) > n {
-		r = r[len(r)-n:]
-	}
-	return string(r)
-}
