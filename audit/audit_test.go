@@ -229,7 +229,8 @@ func hostileEntries() []Entry {
 		es = append(es, e)
 	}
 	es = append(es, Entry{CallID: "CHECK1", Time: testTime, Tool: "write_file", Decision: DecisionDenied,
-		Mode: ModeCheck, Reason: "path_denied", Args: json.RawMessage(`{"path":"/p/.git/config","content":"* x\n#+end_src"}`)})
+		Mode: ModeCheck, Reason: "managed", Args: json.RawMessage(`{"path":"/p/.git/config","content":"* x\n#+end_src"}`),
+		Managed: "3f2a5c0e9d7b1a4c6e8f0b2d4a6c8e0f1a3b5c7d9e1f3a5b7c9d1e3f5a7b9c1d"})
 	es = append(es, Entry{CallID: "ERR1", Time: testTime, Tool: "shell", Decision: DecisionAllowed,
 		Error: "exec: * no\n#+end_example", Stderr: "partial"})
 	return es

@@ -125,6 +125,10 @@ type Entry struct {
 	// Network lists the connections a shell call's programs attempted
 	// (its ** Network section; :NET_DENIED: counts the refused ones).
 	Network []Conn `json:"network,omitempty"`
+	// Managed is the hex SHA-256 of the machine's managed policy (or
+	// "none" once it is gone), on the first entry of a branch after it
+	// changed (:MANAGED:).
+	Managed string `json:"managed,omitempty"`
 }
 
 // Conn is one connection of a call, as its result lists it: the host and

@@ -226,6 +226,7 @@ func (o *orgEntry) toolEntry() (Entry, error) {
 		Channel:       get("CHANNEL"),
 		Answer:        get("ANSWER"),
 		Approved:      get("APPROVED"),
+		Managed:       get("MANAGED"),
 	}
 	if e.CallID == "" || e.Decision == "" {
 		return malformed(errors.New("no CALL_ID or DECISION property"))

@@ -89,6 +89,7 @@ func render(e *Entry, maxOutput int) []byte {
 	prop(&b, "CHANNEL", e.Channel)
 	prop(&b, "ANSWER", e.Answer)
 	prop(&b, "APPROVED", e.Approved)
+	prop(&b, "MANAGED", e.Managed)
 	if n := e.NetDenied(); n > 0 {
 		writeProp(&b, "NET_DENIED", strconv.Itoa(n))
 	}

@@ -2,6 +2,10 @@
 // retention of the audit and of sessions, and defaults of `scopegate serve`.
 // A missing file is the defaults; an unknown key or a bad value is an error,
 // so a typo never silently keeps data longer (or shorter) than intended.
+//
+// It also reads the machine's managed policy, /etc/scopegate/managed.yml
+// (managed.go): whether it can be trusted, what it says, cached while the
+// file is unchanged.
 package config
 
 import (

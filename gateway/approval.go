@@ -256,8 +256,13 @@ type approval struct {
 // offerable returns the widenings of a denial of call that may be offered,
 // or nil: exactly a widenable denial (policy.Decision.Widenable) whose
 // every widening scopegate knows how to apply, whose paths are absolute,
-// and which would let the call run once applied (unworkable).
-func offerable(d policy.Decision, call policy.Call) []policy.Widening {
+// and which would let the call run once applied (unworkable); none where
+// the managed policy refuses approvals or would refuse one of the
+// widenings.
+func (b *branch) offerable(d policy.Decision, call policy.Call) []policy.Widening {
+	if !b.managed.approvalsAllowed() {
+		return nil
+	}
 	ws := d.Widenings()
 	if len(ws) == 0 {
 		return nil
@@ -267,6 +272,14 @@ func offerable(d policy.Decision, call policy.Call) []policy.Widening {
 	}
 	if unworkable(ws, call) != "" {
 		return nil
+	}
+	if m := b.managed.policy(); m != nil {
+		env := b.g.env(nil, "")
+		for _, w := range ws {
+			if m.Refuses(w, env) != "" {
+				return nil
+			}
+		}
 	}
 	return ws
 }
@@ -290,7 +303,7 @@ func notOffered(d *policy.Decision, call policy.Call) {
 // leaves the denial. It returns the decision to act on and how the offer
 // went.
 func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec decision, callID string) (decision, approval) {
-	ws := offerable(dec.d, call)
+	ws := dec.branch.offerable(dec.d, call)
 	if t.Ask == nil || ws == nil {
 		if t.Ask != nil {
 			notOffered(&dec.d, call)
@@ -376,11 +389,12 @@ func (g *Gateway) Offerable(t Target, call policy.Call) (Offer, bool) {
 	if t.BranchDir == "" {
 		return Offer{}, false
 	}
-	dec := g.decide(g.open(t), call, decideOptions{execution: policy.ExecutionConfined})
+	b := g.open(t)
+	dec := g.decide(b, call, decideOptions{execution: policy.ExecutionConfined})
 	if dec.d.Allowed {
 		return Offer{}, false
 	}
-	ws := offerable(dec.d, call)
+	ws := b.offerable(dec.d, call)
 	if ws == nil {
 		return Offer{}, false
 	}

@@ -119,7 +119,7 @@ func (g *Gateway) check(ctx context.Context, t Target, call policy.Call, o check
 		ws = dec.branch.grant.Widenings
 	}
 	if o.channel != "" && !dec.d.Allowed {
-		if ws = offerable(dec.d, call); ws != nil {
+		if ws = b.offerable(dec.d, call); ws != nil {
 			offer := Offer{Call: call, Decision: dec.d, Widenings: ws}
 			e.Decision, e.Offered, e.Channel, e.Answer = audit.DecisionAsked, offer.Widening(), o.channel, AnswerAsk
 			g.opts.Observer.ObserveApproval(AnswerAsk)

@@ -18,7 +18,8 @@ import (
 // the branch's tools.org: who asked, when, and what was added, so that a
 // reader sees when and how a command became allowed. An expansion that
 // adds nothing is not recorded. If the entry cannot be written the scope
-// has already changed: the error says so.
+// has already changed: the error says so. An expansion the managed policy
+// refuses (beyond its ceiling) is ErrManagedRefused, and nothing changes.
 func (g *Gateway) ExpandScope(ctx context.Context, branchDir string, add sessions.Expansion, who string) (sessions.Expanded, error) {
 	g.syncFiles()
 	return g.expandScope(ctx, branchDir, func() string { return g.readMeta(branchDir).root }, add, who)
@@ -29,6 +30,9 @@ func (g *Gateway) ExpandScope(ctx context.Context, branchDir string, add session
 func (g *Gateway) expandScope(ctx context.Context, branchDir string, root func() string, add sessions.Expansion, who string) (sessions.Expanded, error) {
 	add, err := add.Anchor(root)
 	if err != nil {
+		return sessions.Expanded{}, err
+	}
+	if err := g.refuseExpansion(add); err != nil {
 		return sessions.Expanded{}, err
 	}
 	res, err := sessions.ExpandScope(ctx, branchDir, add)
@@ -65,7 +69,7 @@ func (g *Gateway) expandScope(ctx context.Context, branchDir string, root func()
 	now := g.opts.Now()
 	e := audit.Entry{CallID: audit.NewCallID(now), Time: now, Tool: audit.ToolScopeExpand,
 		Decision: audit.DecisionExpanded, Mode: audit.ModeScope, Resource: who,
-		Message: "scope widened by " + who, Args: raw, Summary: strings.Join(summary, "; ")}
+		Message: "scope widened by " + who, Args: raw, Summary: strings.Join(summary, "; "), Managed: g.loadManaged().sum()}
 	if err := g.record(ctx, g.log(branchDir), audit.EventScopeChange, Target{BranchDir: branchDir, Via: ViaCLI}, e); err != nil {
 		return res, fmt.Errorf("scope.yml was widened, but the change could not be recorded in tools.org: %w", err)
 	}

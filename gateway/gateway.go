@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/scopegate/scopegate/audit"
+	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/internal/watch"
 	"github.com/scopegate/scopegate/policy"
@@ -102,6 +103,10 @@ type Options struct {
 	// share the stat). Either way a file changed before a decision starts
 	// is seen by it.
 	Watcher *watch.Watcher
+	// Managed reads the machine's managed policy for every call
+	// (config.NewManagedLoader); nil is none. With a Watcher, the loader
+	// is given its Version unless it has one.
+	Managed *config.ManagedLoader
 	// KeepAuditOpen is how many branches' chain heads stay open between
 	// audit appends (audit.Group.KeepOpen); a long-running process (serve)
 	// sets it.
@@ -126,6 +131,12 @@ type Gateway struct {
 	// rootChildren are the protected roots worked out for the sessions
 	// root (protectedNow), with the root's stamp.
 	rootChildren cache[stamp, []string]
+	// withins are the scopes within the managed layer, by scope file, each
+	// with the scope and layer it was made of.
+	withins cache[withinKey, *policy.Scope]
+	// marks know what each branch's tools.org last recorded of the managed
+	// policy.
+	marks managedMarks
 	// group commits the concurrent audit appends of this process together.
 	group audit.Group
 	// stats shares the freshness stat of a file among concurrent
@@ -155,6 +166,9 @@ func New(opts Options) *Gateway {
 	}
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
+	}
+	if opts.Managed != nil && opts.Watcher != nil && opts.Managed.Version == nil {
+		opts.Managed.Version = opts.Watcher.Version
 	}
 	// The protected roots are resolved once: they are the gateway's own.
 	g := &Gateway{opts: opts, protected: protectedRoots(opts.SessionsDir, opts.ConfigDir)}

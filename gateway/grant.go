@@ -151,7 +151,7 @@ func grantedScope(path string, sc *policy.Scope, env policy.Env, ws []policy.Wid
 	if err != nil {
 		return nil, fmt.Errorf("%s widened by a grant: %w", path, err)
 	}
-	return widened, nil
+	return widened.Within(sc.Managed()), nil
 }
 
 // widenDocument adds an expansion to a scope document in memory: the scope a

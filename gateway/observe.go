@@ -36,6 +36,7 @@ func (g *Gateway) observedScope(path string, sc *policy.Scope, env policy.Env) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: observe mode: %w", path, err)
 	}
+	derived = derived.Within(sc.Managed())
 	g.observeScopes.put(path, sc, derived)
 	return derived, nil
 }
@@ -97,9 +98,13 @@ func (o *observed) list() []policy.Violation {
 // SetMode sets a branch's mode (sessions.ModeEnforce or ModeObserve) and
 // records the change in its tools.org as a scope change (:MODE: scope),
 // naming who made it. Setting the mode a branch already has records
-// nothing. If the entry cannot be written the mode has already changed:
+// nothing. Observe mode where the managed policy refuses it is
+// ErrManagedRefused, and nothing changes. If the entry cannot be written the mode has already changed:
 // the error says so.
 func (g *Gateway) SetMode(ctx context.Context, branchDir, mode, who string) (changed bool, err error) {
+	if err := g.RefuseMode(mode); err != nil {
+		return false, err
+	}
 	old, err := sessions.WriteMode(branchDir, mode)
 	if err != nil {
 		return false, err
@@ -111,7 +116,7 @@ func (g *Gateway) SetMode(ctx context.Context, branchDir, mode, who string) (cha
 	now := g.opts.Now()
 	e := audit.Entry{CallID: audit.NewCallID(now), Time: now, Tool: audit.ToolScopeMode,
 		Decision: audit.DecisionExpanded, Mode: audit.ModeScope, Resource: who,
-		Message: "mode set to " + mode + " by " + who, Args: raw, Summary: old + " → " + mode}
+		Message: "mode set to " + mode + " by " + who, Args: raw, Summary: old + " → " + mode, Managed: g.loadManaged().sum()}
 	if err := g.record(ctx, g.log(branchDir), audit.EventScopeChange, Target{BranchDir: branchDir, Via: ViaCLI}, e); err != nil {
 		return true, fmt.Errorf("the mode was set to %s, but the change could not be recorded in tools.org: %w", mode, err)
 	}

@@ -28,11 +28,21 @@ func (g *Gateway) Recover(ctx context.Context, branchDir string) (int, error) {
 // record appends e to log, a branch's tools.org, and hands it to the
 // event sink whether or not the append worked. A failed append is
 // counted; its error is returned as it is.
+// e.Managed is the managed policy the entry was made under (managedLayer's
+// sum): it stays in the entry (:MANAGED:) only when the branch's tools.org
+// last recorded another one.
 func (g *Gateway) record(ctx context.Context, log audit.Log, kind string, t Target, e audit.Entry) error {
-	defer g.emit(kind, t, e)
+	sum := e.Managed
+	e.Managed = g.marks.mark(log.Path, sum)
+	defer func() { g.emit(kind, t, e) }()
 	if err := log.Append(ctx, e); err != nil {
 		g.opts.Observer.AuditWriteError()
 		return err
+	}
+	if e.Managed != "" {
+		if err := g.marks.recorded(log.Path, sum); err != nil {
+			g.opts.Warn(err.Error())
+		}
 	}
 	return nil
 }
@@ -55,6 +65,9 @@ func (g *Gateway) entry(callID string, now time.Time, call policy.Call, dec deci
 	e := audit.Entry{
 		CallID: callID, Time: now, Tool: call.Tool, Reason: string(dec.d.Reason), Rule: dec.d.Rule,
 		Resource: dec.d.Resource, Cwd: dec.cwd, Args: call.Args,
+	}
+	if dec.branch != nil {
+		e.Managed = dec.branch.managed.sum()
 	}
 	switch {
 	case dec.d.Observed != nil:

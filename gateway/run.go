@@ -86,19 +86,24 @@ func (c checker) TrustedPath() []string { return c.scope.TrustedPath(c.env) }
 func (g *Gateway) runnerOptions(dec decision) (opts exec.Options, seen *observed) {
 	read, write := dec.scope.Roots()
 	network := dec.scope.Network()
+	broad := dec.observe
 	if dec.observe {
 		seen = new(observed)
 		read, write = observedRoots(read, write, dec.widen)
 		// Observe mode runs with the bounds of the user's own account: the
 		// host's network (its connections are not recorded), and the unix
-		// sockets the scope names.
+		// sockets the scope names; under a managed ceiling, the ceiling's
+		// (the network's ceiling stays in it).
 		network = network.WithAnyHost()
+		if r, w, ok := dec.scope.Managed().CeilingRoots(); ok {
+			read, write, broad = r, w, false
+		}
 	}
 	return exec.Options{
 		Checker:      checker{scope: dec.scope, env: dec.env, observe: seen},
 		ReadRoots:    read,
 		WriteRoots:   write,
-		Broad:        dec.observe,
+		Broad:        broad,
 		Protected:    dec.env.Protected,
 		Deny:         dec.scope.DenyPatterns(),
 		Network:      network,

@@ -78,9 +78,12 @@ func (g *Gateway) compileScope(path string, doc policy.Document, env policy.Env)
 	return loadedScope{scope: sc}
 }
 
-// DenyFor is the decision for a call on a branch whose scope could not be
-// loaded.
+// DenyFor is the decision for a call on a branch whose scope, or the
+// managed policy over it, could not be loaded.
 func DenyFor(tool string, err error) policy.Decision {
+	if errors.Is(err, policy.ErrManagedInvalid) {
+		return policy.DenyManaged(tool, err)
+	}
 	if errors.Is(err, ErrScopeMissing) {
 		return policy.Deny(tool, policy.Violation{Reason: policy.ReasonScopeMissing, Rule: "scope.yml",
 			Message: "this session has no scope.yml, so every call is denied: " + err.Error()})

@@ -99,8 +99,11 @@ type branch struct {
 	// protected are the protected roots of the call: the gateway's, the
 	// scope file and the branch's own session.
 	protected []string
-	// scope is the compiled scope, or why there is none.
+	// scope is the compiled scope within the managed layer, or why there
+	// is none.
 	scope loadedScope
+	// managed is the machine's managed policy, read when the call starts.
+	managed managedLayer
 	// grant is the one-time grant the call may run under (nil: none):
 	// claimed from the branch for a run of a stored call, or given by the
 	// user's answer to an offer.
@@ -140,7 +143,8 @@ func (g *Gateway) open(t Target) *branch {
 		extra = append(extra, unprotectedSession(protected, t.BranchDir)...)
 	}
 	b.protected = addProtected(protected, extra...)
-	b.scope = g.loadScope(b.scopePath, g.env(b.protected, ""))
+	b.managed = g.loadManaged()
+	b.scope = g.withinManaged(b.scopePath, g.loadScope(b.scopePath, g.env(b.protected, "")), b.managed)
 	return b
 }
 
@@ -160,10 +164,10 @@ func (b *branch) meta() branchMeta {
 }
 
 // observing reports whether the branch is in observe mode, read when
-// first asked for.
+// first asked for; never where the managed policy refuses observe mode.
 func (b *branch) observing() bool {
 	b.modeOnce.Do(func() {
-		b.observe = b.dir != "" && b.g.Observing(b.dir)
+		b.observe = b.dir != "" && b.managed.observeAllowed() && b.g.Observing(b.dir)
 	})
 	return b.observe
 }

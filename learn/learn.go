@@ -73,6 +73,10 @@ type Options struct {
 	MinFiles int
 	// Covered reports a widening the scope already grants; nil: none.
 	Covered func(policy.Widening) bool
+	// Refused names the rule of the machine's managed policy a widening
+	// would reach beyond ("" within it); such a widening is never
+	// proposed. Nil: none.
+	Refused func(policy.Widening) string
 }
 
 // Suggestion is one `scope expand` flag and the calls it allows.
@@ -138,6 +142,12 @@ type suggester struct {
 func (s *suggester) add(w policy.Widening, id string) {
 	if s.o.Covered != nil && s.o.Covered(w) {
 		return
+	}
+	if s.o.Refused != nil {
+		if rule := s.o.Refused(w); rule != "" {
+			s.skip(w.Flag, w.Value, "beyond "+rule+" of the managed policy", []string{id})
+			return
+		}
 	}
 	m := s.byFlag[w.Flag]
 	if m == nil {

@@ -169,6 +169,25 @@ func TestSuggestCovered(t *testing.T) {
 	}
 }
 
+// A widening the managed policy would refuse is never proposed, and is
+// listed with the rule it reaches beyond.
+func TestSuggestRefused(t *testing.T) {
+	o := opts()
+	o.Refused = func(x policy.Widening) string {
+		if x.Value == "/srv/data/x" {
+			return "managed.paths.ceiling.read"
+		}
+		return ""
+	}
+	sugs, skipped := learn.Suggest(calls(w("--read", "/srv/data/x"), w("--read", "/home/u/proj/a")), o)
+	if got := flags(sugs); !slices.Equal(got, []string{"--read /home/u/proj/a"}) {
+		t.Fatalf("got %q", got)
+	}
+	if len(skipped) != 1 || skipped[0].Value != "/srv/data/x" || !strings.Contains(skipped[0].Why, "managed.paths.ceiling.read") {
+		t.Fatalf("skipped %+v", skipped)
+	}
+}
+
 func TestSuggestMinFiles(t *testing.T) {
 	o := opts()
 	o.MinFiles = 2

@@ -40,7 +40,7 @@ func Reasons() []string {
 		"allowed", "path_not_in_scope", "path_denied", "command_not_allowed",
 		"command_denied", "dangerous_argument", "dynamic_command",
 		"redirect_not_in_scope", "parse_error", "roam_not_in_scope", "host_not_in_scope",
-		"unknown_tool", "invalid_arguments", "scope_invalid", "scope_missing",
+		"unknown_tool", "invalid_arguments", "scope_invalid", "scope_missing", "managed",
 	}
 }
 

@@ -13,14 +13,14 @@ const (
 // file tools): the same rules the static decision applies to paths.
 // A nil result means allowed.
 func (s *Scope) CheckPath(path string, access Access, cwd string, env Env) []Violation {
-	return s.checkPath(path, access, cwd, env, pathSource{})
+	return managedFirst(s.checkPath(path, access, cwd, env, pathSource{}))
 }
 
 // CheckExec decides one fully expanded argv at run time (exec's call and exec
 // handlers): the same rules the static decision applies to each simple
 // command, with every word now known. A nil result means allowed.
 func (s *Scope) CheckExec(argv []string, cwd string, env Env) []Violation {
-	return s.checkArgv(argv, cwd, env)
+	return managedFirst(s.checkArgv(argv, cwd, env))
 }
 
 // Roots returns the canonical directories below which the scope grants reads

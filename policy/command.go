@@ -773,6 +773,11 @@ func (c *checker) denyCheck(p *parsed, resolvedProg string) {
 		// Arguments known only at run time may carry the options the entry
 		// names: the entry then matches (fail closed).
 		if e.matches(p, resolvedProg) || (p.unknownOpts && len(e.opts) > 0 && e.matchesProgram(p.prog, resolvedProg) && e.prefixOf(p)) {
+			if e.managed {
+				c.add(Violation{Reason: ReasonManaged, Resource: e.text, Rule: e.rule,
+					Message: fmt.Sprintf("%s %s matches %s of the machine's managed policy; no scope change can allow it", p.prog, clip(argvText(p.args)), e.rule)})
+				continue
+			}
 			c.add(Violation{Reason: ReasonCommandDenied, Resource: e.text, Rule: e.rule,
 				Message: fmt.Sprintf("%s %s matches %s of this session's scope", p.prog, clip(argvText(p.args)), e.rule)})
 		}

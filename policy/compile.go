@@ -12,7 +12,8 @@ import (
 
 // Scope is a compiled, immutable scope: globs validated, literal prefixes
 // canonicalized, shell entries split into words. It is safe for concurrent
-// use and meant to be shared.
+// use and meant to be shared. Scope.Within copies every field but the
+// parsers: keep it in sync (TestWithinCopiesEveryField).
 type Scope struct {
 	doc        Document
 	read       []glob
@@ -25,6 +26,11 @@ type Scope struct {
 	writeRoots []string
 	programs   *programs
 	net        Network
+	// managed is the managed layer the scope was combined with
+	// (Scope.Within), own the scope before; both nil for a scope of its
+	// own.
+	managed *Managed
+	own     *Scope
 	// parsers are reusable bash parsers (a parser is not safe for
 	// concurrent use; the pool is).
 	parsers sync.Pool
@@ -36,6 +42,7 @@ type glob struct {
 	rule     string // e.g. "paths.read[0] /home/u/proj/**"
 	patterns []string
 	foldCase bool
+	managed  bool   // an entry of the managed layer
 	root     string // canonical literal prefix, for Roots
 	// Necessary conditions for a match of each pattern, checked before the
 	// matcher: a literal prefix, a literal run the path must contain.

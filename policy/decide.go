@@ -37,7 +37,7 @@ func (s *Scope) decideCall(call Call, env Env) Decision {
 		}
 		return d
 	}
-	return Deny(call.Tool, vs...)
+	return Deny(call.Tool, managedFirst(vs)...)
 }
 
 // decideSafely turns a panic of the checker into an error, so that a bug

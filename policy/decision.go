@@ -28,6 +28,9 @@ const (
 	ReasonInvalidArguments   Reason = "invalid_arguments"
 	ReasonScopeInvalid       Reason = "scope_invalid"
 	ReasonScopeMissing       Reason = "scope_missing"
+	// ReasonManaged is a denial by the machine's managed policy
+	// (CONTRACT §12): never widenable.
+	ReasonManaged Reason = "managed"
 )
 
 // Reasons lists every reason, in a fixed order.
@@ -37,6 +40,7 @@ func Reasons() []Reason {
 		ReasonCommandDenied, ReasonDangerousArgument, ReasonDynamicCommand,
 		ReasonRedirectNotInScope, ReasonParseError, ReasonRoamNotInScope,
 		ReasonHostNotInScope, ReasonUnknownTool, ReasonInvalidArguments, ReasonScopeInvalid, ReasonScopeMissing,
+		ReasonManaged,
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // commands), rgtypes.go and the prog_*.go files.
 var engineFiles = []string{
 	"api.go", "arith.go", "call.go", "command.go", "compile.go", "decide.go", "decision.go", "denyroots.go",
-	"entries.go", "env.go", "hosts.go", "lookpath.go", "memofs.go", "network.go", "network_loopback.go", "network_sockets.go", "options.go", "osfs_linux.go", "path.go",
+	"entries.go", "env.go", "hosts.go", "lookpath.go", "memofs.go", "managed.go", "network.go", "network_loopback.go", "network_managed.go", "network_sockets.go", "options.go", "osfs_linux.go", "path.go",
 	"recursive.go", "scope.go", "shell.go", "tools.go", "walked.go", "widen.go", "words.go",
 }
 

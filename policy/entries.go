@@ -18,6 +18,8 @@ type entry struct {
 	words []arg    // the words after the program
 	pos   []string // operands (subcommand words) the entry requires, in order
 	opts  []entryOpt
+	// managed marks an entry of the managed layer.
+	managed bool
 }
 
 // entryOpt is an option an entry names: its identity, and its value when the

@@ -36,6 +36,11 @@ func (n Network) hostViolation(host string, port int, what string) Violation {
 		shown = joinHostPort(host, port)
 	}
 	v := Violation{Reason: ReasonHostNotInScope, Resource: shown, Rule: ruleNetwork}
+	if n.ceilingRefuses(host, port) {
+		v.Reason, v.Rule = ReasonManaged, RuleManagedNetwork
+		v.Message = fmt.Sprintf("%s %s, which is beyond %s of the machine's managed policy; no scope change can allow it", what, quoteArg(shown), RuleManagedNetwork)
+		return v
+	}
 	w := hostWidening(host, port)
 	if w.Flag == "" {
 		v.Message = fmt.Sprintf("%s %s, which is not a host name or IP address that network of this session's scope can allow", what, quoteArg(shown))
@@ -67,6 +72,11 @@ func (n Network) checkHost(host string, port int, what string) []Violation {
 // says who connects.
 func (c *checker) anyHost(what string) {
 	if c.s.net.Mode() == NetworkAny {
+		return
+	}
+	if c.s.net.ceiling != nil && c.s.net.ceiling.ownMode() != NetworkAny {
+		c.add(Violation{Reason: ReasonManaged, Resource: anyDest, Rule: RuleManagedNetwork,
+			Message: fmt.Sprintf("%s any host the remote side asks for (a SOCKS proxy), which is beyond %s of the machine's managed policy; no scope change can allow it", what, RuleManagedNetwork)})
 		return
 	}
 	w := Widening{Flag: "--network", Value: "any"}

@@ -141,6 +141,9 @@ type Network struct {
 	entries []hostEntry
 	// sockets are the list's unix: entries (network_sockets.go).
 	sockets []socketEntry
+	// ceiling is the managed layer's network, nil for none: what it does
+	// not allow is refused whatever the section says (network_managed.go).
+	ceiling *Network
 }
 
 // The kinds of a network entry.
@@ -162,6 +165,7 @@ type hostEntry struct {
 
 // WithAnyHost returns the section with every host allowed and the same
 // unix sockets: the network observe mode runs calls with (CONTRACT §8).
+// A managed ceiling stays.
 func (n Network) WithAnyHost() Network {
 	n.mode, n.entries = NetworkAny, nil
 	return n
@@ -170,9 +174,10 @@ func (n Network) WithAnyHost() Network {
 // Network returns the compiled network section.
 func (s *Scope) Network() Network { return s.net }
 
-// Mode is "none", "any" or "list". A list without host entries is
-// "none", one holding the word any is "any".
-func (n Network) Mode() string {
+// ownMode is the section's own mode, "none", "any" or "list", without
+// its ceiling (see Mode). A list without host entries is "none", one
+// holding the word any is "any".
+func (n Network) ownMode() string {
 	if n.mode == "" {
 		return NetworkNone
 	}
@@ -419,9 +424,10 @@ func (e *hostEntry) portMatches(port int) bool {
 	return e.port == port
 }
 
-// AllowHost decides a host name or IP literal and port before any
-// resolution. rule is the entry that allowed it, or "network".
-func (n Network) AllowHost(host string, port int) (allowed bool, rule string) {
+// ownAllowHost decides a host name or IP literal and port before any
+// resolution, by the section alone (see AllowHost). rule is the entry that
+// allowed it, or "network".
+func (n Network) ownAllowHost(host string, port int) (allowed bool, rule string) {
 	e := n.matchHost(host, port)
 	switch {
 	case n.mode == NetworkAny:
@@ -464,12 +470,13 @@ func (n Network) matchHost(host string, port int) *hostEntry {
 	return nil
 }
 
-// AllowAddr decides the address a permitted host resolved to, just before
-// it is dialed. A public address is allowed when the host is; a loopback,
-// private, link-local or other non-public address only when an entry names
-// it (the address itself at that port, or localhost for a loopback address
-// that localhost resolved to); an IP literal only as itself.
-func (n Network) AllowAddr(host string, port int, ip netip.Addr) (allowed bool, rule string) {
+// ownAllowAddr decides the address a permitted host resolved to, just
+// before it is dialed, by the section alone (see AllowAddr). A public
+// address is allowed when the host is; a loopback, private, link-local or
+// other non-public address only when an entry names it (the address itself
+// at that port, or localhost for a loopback address that localhost
+// resolved to); an IP literal only as itself.
+func (n Network) ownAllowAddr(host string, port int, ip netip.Addr) (allowed bool, rule string) {
 	if n.mode == NetworkAny {
 		return true, ruleNetworkAny
 	}

@@ -2,13 +2,13 @@ package policy
 
 import "slices"
 
-// LoopbackPorts returns the ports of the list's entries that name this
+// ownLoopbackPorts returns the ports of the list's entries that name this
 // host's loopback (localhost, 127.0.0.1, ::1 and the like), sorted, 80
 // and 443 for an entry without a port. Programs that never send a
 // loopback destination to a proxy (Go's HTTP client, most NO_PROXY
 // defaults) reach these through listeners at the same ports in their
 // network namespace.
-func (n Network) LoopbackPorts() []int {
+func (n Network) ownLoopbackPorts() []int {
 	if n.mode != NetworkList {
 		return nil
 	}

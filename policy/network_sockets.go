@@ -66,9 +66,9 @@ func parseSocketEntry(s string) (string, error) {
 	return p, nil
 }
 
-// Sockets returns the paths of the unix sockets the section names, in
-// the order written.
-func (n Network) Sockets() []string {
+// ownSockets returns the paths of the unix sockets the section names, in
+// the order written, without its ceiling (see Sockets).
+func (n Network) ownSockets() []string {
 	out := make([]string, len(n.sockets))
 	for i, s := range n.sockets {
 		out[i] = s.path
@@ -76,10 +76,10 @@ func (n Network) Sockets() []string {
 	return out
 }
 
-// AllowSocket decides a connection to the unix socket at path (absolute,
-// clean): allowed when an entry names it. rule is that entry, or
-// "network".
-func (n Network) AllowSocket(path string) (allowed bool, rule string) {
+// ownAllowSocket decides a connection to the unix socket at path
+// (absolute, clean) by the section alone (see AllowSocket): allowed when
+// an entry names it. rule is that entry, or "network".
+func (n Network) ownAllowSocket(path string) (allowed bool, rule string) {
 	for _, s := range n.sockets {
 		if s.path == path {
 			return true, s.rule

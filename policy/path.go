@@ -238,9 +238,16 @@ func (s *Scope) checkCanonical(abs, resolved string, info fs.FileInfo, access Ac
 	for i := range s.deny {
 		g := &s.deny[i]
 		if g.match(abs, absLower) || g.match(resolved, resolvedLower) {
+			if g.managed {
+				return []Violation{{Reason: ReasonManaged, Resource: abs, Rule: g.rule,
+					Message: fmt.Sprintf("%s%s is denied by %s of the machine's managed policy; no scope change can allow it", describe(src), shown(abs, resolved), g.rule)}}
+			}
 			return []Violation{{Reason: ReasonPathDenied, Resource: abs, Rule: g.rule,
 				Message: fmt.Sprintf("%s%s is denied by %s of this session's scope", describe(src), shown(abs, resolved), g.rule)}}
 		}
+	}
+	if vs := s.managed.ceilingViolation(abs, resolved, access, src); vs != nil {
+		return vs
 	}
 	if access == AccessWrite {
 		for _, root := range env.Protected {
@@ -295,7 +302,7 @@ func (s *Scope) globsAllowWrite(abs string, env Env) bool {
 			return false
 		}
 	}
-	return inAny(s.write, abs) && inAny(s.write, resolved)
+	return s.managed.allowsWrite(abs, resolved) && inAny(s.write, abs) && inAny(s.write, resolved)
 }
 
 // gitRunFile says what p is when it is a file of a repository whose content

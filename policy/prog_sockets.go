@@ -96,12 +96,24 @@ func (c *checker) socket(v arg, cwd, what string) {
 	}
 	fsys := c.env.fs()
 	resolved, err := canonicalize(abs, fsys)
-	if err == nil {
-		for _, p := range n.Sockets() {
-			if r, err := canonicalize(p, fsys); err == nil && r == resolved {
-				return
+	named := func(paths []string) bool {
+		for _, p := range paths {
+			if p == clean {
+				return true
+			}
+			if r, rerr := canonicalize(p, fsys); err == nil && rerr == nil && r == resolved {
+				return true
 			}
 		}
+		return false
+	}
+	if named(n.Sockets()) {
+		return
+	}
+	if n.ceiling != nil && !named(n.ceiling.ownSockets()) {
+		c.add(Violation{Reason: ReasonManaged, Resource: SocketEntry(clean), Rule: RuleManagedNetwork,
+			Message: fmt.Sprintf("%s the unix socket %s, which is beyond %s of the machine's managed policy; no scope change can allow it", what, quoteArg(clean), RuleManagedNetwork)})
+		return
 	}
 	viol := Violation{Reason: ReasonHostNotInScope, Resource: SocketEntry(clean), Rule: ruleNetwork}
 	if ValidateSocketPath(clean) != nil {

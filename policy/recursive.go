@@ -311,7 +311,7 @@ func (c *checker) recursiveRead(p *parsed, dir, cwd string, o walkOpts) {
 	}
 	n := 0
 	if denied, rule, why := c.walkDenied(root, "", o, &n, 0); denied != "" {
-		c.add(Violation{Reason: ReasonPathDenied, Resource: denied, Rule: rule,
+		c.add(Violation{Reason: denyReason(rule, ReasonPathDenied), Resource: denied, Rule: rule,
 			Message: fmt.Sprintf("%s %s every file below %s, including %s; name the files or directories to read", p.prog, cmp.Or(o.verb, "reads"), dir, why)})
 	}
 }
@@ -395,7 +395,7 @@ func (c *checker) walkDenied(dir, rel string, o walkOpts, n *int, depth int) (pa
 		lower := strings.ToLower(p)
 		for i := range c.s.deny {
 			if c.s.deny[i].match(p, lower) {
-				return p, c.s.deny[i].rule, fmt.Sprintf("%s, which is denied by %s of this session's scope", p, c.s.deny[i].rule)
+				return p, c.s.deny[i].rule, fmt.Sprintf("%s, which is denied by %s of %s", p, c.s.deny[i].rule, owner(c.s.deny[i].rule))
 			}
 		}
 		if !link && e.Type().IsRegular() {

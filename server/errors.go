@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/profiles"
 	"github.com/scopegate/scopegate/sessions"
@@ -27,6 +28,8 @@ const (
 	CodeMethod           = "method_not_allowed"
 	CodeTimeout          = "timeout"
 	CodeInternal         = "internal"
+	// CodeManaged is a scope change the machine's managed policy refuses.
+	CodeManaged = "managed"
 )
 
 // apiError is an error with its HTTP status and code: handlers return
@@ -71,6 +74,8 @@ func classify(err error) *apiError {
 		return errorf(http.StatusNotFound, CodeNotFound, err.Error())
 	case errors.Is(err, sessions.ErrExists):
 		return errorf(http.StatusConflict, CodeExists, err.Error())
+	case errors.Is(err, gateway.ErrManagedRefused):
+		return errorf(http.StatusForbidden, CodeManaged, err.Error())
 	case errors.Is(err, sessions.ErrInvalidExpansion), errors.Is(err, policy.ErrInvalidScope):
 		return errorf(http.StatusBadRequest, CodeInvalidExpansion, err.Error())
 	case errors.Is(err, policy.ErrInvalidCall):

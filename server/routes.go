@@ -111,6 +111,9 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := readJSON(r, &req); err != nil {
 		return err
 	}
+	if err := s.opts.Gateway.RefuseMode(req.Mode); err != nil {
+		return err
+	}
 	c, err := CreateSession(r.Context(), s.store, s.loader, req, s.warn)
 	if err != nil {
 		return err

@@ -10,10 +10,13 @@ package telemetry
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
 	"net/url"
 	"sync/atomic"
 	"time"
@@ -25,6 +28,9 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/scopegate/scopegate/audit"
 )
@@ -59,6 +65,11 @@ type Options struct {
 	Getenv Getenv
 	// Version is scopegate's version (service.version).
 	Version string
+	// Fixed makes the export the one Config says and nothing else: no
+	// OTEL_* variable (endpoint, protocol, headers, TLS, insecure) nor
+	// proxy variable changes where it goes or whether it works. The
+	// machine's managed policy exports so.
+	Fixed bool
 }
 
 // Exporter is the sink. It is safe for concurrent use.
@@ -78,6 +89,9 @@ type Exporter struct {
 func New(ctx context.Context, c Config, o Options) (*Exporter, error) {
 	if o.Getenv == nil {
 		o.Getenv = osGetenv
+	}
+	if o.Fixed {
+		o.Getenv = func(string) string { return "" }
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = DefaultQueueSize
@@ -110,6 +124,9 @@ func New(ctx context.Context, c Config, o Options) (*Exporter, error) {
 		if len(c.Headers) > 0 {
 			opts = append(opts, otlploggrpc.WithHeaders(c.Headers))
 		}
+		if o.Fixed {
+			opts = append(opts, fixedGRPC(c)...)
+		}
 		inner, err = otlploggrpc.New(ctx, opts...)
 	default:
 		opts := []otlploghttp.Option{otlploghttp.WithTimeout(o.ExportTimeout),
@@ -126,6 +143,9 @@ func New(ctx context.Context, c Config, o Options) (*Exporter, error) {
 		}
 		if len(c.Headers) > 0 {
 			opts = append(opts, otlploghttp.WithHeaders(c.Headers))
+		}
+		if o.Fixed {
+			opts = append(opts, fixedHTTP(c)...)
 		}
 		inner, err = otlploghttp.New(ctx, opts...)
 	}
@@ -222,6 +242,9 @@ const (
 	AttrError      = "scopegate.error"
 	// AttrApproved is once or session for a call the user approved.
 	AttrApproved = "scopegate.approved"
+	// AttrManaged is the SHA-256 of the managed policy, on the first entry
+	// of a branch after it changed.
+	AttrManaged = "scopegate.managed"
 	// AttrNetwork is the connections of a call, as JSON
 	// ([{"host","port","allowed","rule"}]); AttrNetDenied counts the refused.
 	AttrNetwork   = "scopegate.network"
@@ -267,6 +290,7 @@ func Fill(r *otellog.Record, ev audit.Event, maxArgs int) {
 	add(AttrSummary, e.Summary)
 	add(AttrError, e.Error)
 	add(AttrApproved, e.Approved)
+	add(AttrManaged, e.Managed)
 	if len(e.Network) > 0 {
 		if b, err := json.Marshal(e.Network); err == nil {
 			add(AttrNetwork, string(b))
@@ -292,4 +316,40 @@ func Fill(r *otellog.Record, ev audit.Event, maxArgs int) {
 		add(k, v)
 	}
 	r.AddAttributes(kv...)
+}
+
+// fixedHTTP are the options that leave nothing of an HTTP export to the
+// environment (Options.Fixed): every setting the SDK would read from an
+// OTEL_* variable is given, and the connection is direct.
+func fixedHTTP(c Config) []otlploghttp.Option {
+	u, _ := url.Parse(c.Endpoint) // Validate parsed it
+	headers := maps.Clone(c.Headers)
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	path := u.Path
+	if path == "" || path == "/" {
+		path = "/v1/logs"
+	}
+	opts := []otlploghttp.Option{otlploghttp.WithEndpointURL(c.Endpoint), otlploghttp.WithURLPath(path),
+		otlploghttp.WithHeaders(headers), otlploghttp.WithCompression(otlploghttp.NoCompression),
+		otlploghttp.WithProxy(func(*http.Request) (*url.URL, error) { return nil, nil })}
+	if u.Scheme == "https" {
+		opts = append(opts, otlploghttp.WithTLSClientConfig(&tls.Config{MinVersion: tls.VersionTLS12}))
+	}
+	return opts
+}
+
+// fixedGRPC is fixedHTTP for gRPC.
+func fixedGRPC(c Config) []otlploggrpc.Option {
+	headers := maps.Clone(c.Headers)
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	opts := []otlploggrpc.Option{otlploggrpc.WithEndpointURL(c.Endpoint), otlploggrpc.WithHeaders(headers),
+		otlploggrpc.WithDialOption(grpc.WithNoProxy())}
+	if u, _ := url.Parse(c.Endpoint); u.Scheme == "https" {
+		opts = append(opts, otlploggrpc.WithTLSCredentials(credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})))
+	}
+	return opts
 }

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/internal/npmclient"
@@ -72,25 +68,7 @@ func runClaudeCodeHooks(t *testing.T, claude, mode string) {
 		hook = map[string]any{"type": "http", "url": s.url + "/v1/hooks/claude-code", "timeout": 60,
 			"headers": map[string]string{"X-Scopegate-Project-Dir": "$PWD"}, "allowedEnvVars": []string{"PWD"}}
 	}
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{
-		map[string]any{"matcher": "*", "hooks": []any{hook}}}}})
-	settingsFile := filepath.Join(root, "settings.json")
-	if err := os.WriteFile(settingsFile, settings, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "Work through the task.", "--settings", settingsFile, "--output-format", "json")
-	cmd.Dir = w.proj
-	cmd.Env = append(os.Environ(), "PWD="+w.proj, "HOME="+filepath.Join(root, "home"), "CLAUDE_CONFIG_DIR="+filepath.Join(root, "claude"),
-		"ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-ant-test-scopegate", "DISABLE_TELEMETRY=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("claude -p: %v\n%s", err, out.String())
-	}
+	runClaude(t, claude, root, w.proj, model, hook)
 
 	// 0: an allowed Bash ran through scopegate exec: its output and its exit
 	// status came back.

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -204,25 +202,7 @@ func TestClaudeCodeNetwork(t *testing.T) {
 	}
 	model := newMockAnthropic(t, script)
 	hook := map[string]any{"type": "command", "timeout": 60, "command": c.hookCommand("claude-code")}
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{
-		map[string]any{"matcher": "*", "hooks": []any{hook}}}}})
-	settingsFile := filepath.Join(c.root, "settings.json")
-	if err := os.WriteFile(settingsFile, settings, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "Work through the task.", "--settings", settingsFile, "--output-format", "json")
-	cmd.Dir = c.proj
-	cmd.Env = append(os.Environ(), "PWD="+c.proj, "HOME="+filepath.Join(c.root, "home"), "CLAUDE_CONFIG_DIR="+filepath.Join(c.root, "claude"),
-		"ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-ant-test-scopegate", "DISABLE_TELEMETRY=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("claude -p: %v\n%s", err, out.String())
-	}
+	runClaude(t, claude, c.root, c.proj, model, hook)
 
 	r0, r1 := model.result(0), model.result(1)
 	if r0.isError {

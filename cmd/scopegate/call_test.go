@@ -63,6 +63,14 @@ func (w *workspace) cmd(args ...string) *exec.Cmd {
 // run runs scopegate and requires exit code want.
 func (w *workspace) run(want int, args ...string) []byte {
 	w.t.Helper()
+	out, _ := w.runBoth(want, args...)
+	return out
+}
+
+// runBoth runs scopegate, requires exit code want and returns its stdout
+// and stderr.
+func (w *workspace) runBoth(want int, args ...string) ([]byte, string) {
+	w.t.Helper()
 	cmd := w.cmd(args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -76,7 +84,7 @@ func (w *workspace) run(want int, args ...string) []byte {
 	if code != want {
 		w.t.Fatalf("scopegate %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, out, stderr.String())
 	}
-	return out
+	return out, stderr.String()
 }
 
 func (w *workspace) call(want int, tool string, args map[string]any) map[string]any {

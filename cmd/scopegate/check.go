@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/policy"
@@ -164,7 +165,23 @@ func (a *app) gatewayOptions(obs gateway.Observer, warn func(string), progress i
 	_, confine, _ := a.confinement()
 	return gateway.Options{SessionsDir: a.sessionsDir, ConfigDir: a.configDir, PresetsDir: a.presetsDir(), RoamDir: a.roamDir,
 		Home: home, Confine: confine, HelperPath: a.callBinary, Observer: obs, Warn: warn, Progress: progress,
-		ProbeCache: probeCachePath(), Events: a.events(obs)}
+		ProbeCache: probeCachePath(), Events: a.events(obs), Managed: a.managedLoader()}
+}
+
+// managedLoader is the reader of the machine's managed policy that every
+// gateway of this run shares: /etc/scopegate/managed.yml, else the file
+// SCOPEGATE_MANAGED_FILE names.
+func (a *app) managedLoader() *config.ManagedLoader {
+	if a.managed == nil {
+		home, _ := os.UserHomeDir()
+		a.managed = config.NewManagedLoader(home)
+	}
+	return a.managed
+}
+
+// managedPolicy is the machine's managed policy now (nil: none).
+func (a *app) managedPolicy() (*config.Managed, error) {
+	return a.managedLoader().Load()
 }
 
 // probeCachePath is where a process remembers that this host gives

@@ -58,9 +58,7 @@ func runClaudeAsk(t *testing.T, claude, mode string, hook func(root string) stri
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claude, args...)
 	cmd.Dir = proj
-	cmd.Env = append(os.Environ(), "PWD="+proj, "HOME="+filepath.Join(root, "home"), "CLAUDE_CONFIG_DIR="+filepath.Join(root, "claude"),
-		"ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-ant-test-scopegate", "DISABLE_TELEMETRY=1", "IS_SANDBOX=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1", "ASK_LOG="+filepath.Join(root, "ask.log"))
+	cmd.Env = append(claudeEnv(root, proj, model.url), "ASK_LOG="+filepath.Join(root, "ask.log"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

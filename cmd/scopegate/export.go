@@ -30,20 +30,36 @@ type exportState struct {
 	sink eventSink
 }
 
-// telemetryConfig is the export configuration: config.yml's telemetry
-// section, and whether export is on (an endpoint there or in the OTEL_
-// variables). An unreadable config.yml turns export off (the commands that
-// need config.yml report it).
-func (a *app) telemetryConfig() (config.Telemetry, bool) {
+// exportTarget is one export of audit events: where to, and whether it is
+// the machine's managed policy's (fixed: nothing of the user's
+// configuration or environment changes it).
+type exportTarget struct {
+	tc    config.Telemetry
+	fixed bool
+}
+
+// exportTargets are the exports of this run: the managed policy's
+// telemetry, which user configuration cannot turn off, and the user's own
+// (config.yml's telemetry section, or the OTEL_ variables). An unreadable
+// config.yml turns the user's export off (the commands that need
+// config.yml report it).
+func (a *app) exportTargets() []exportTarget {
+	var out []exportTarget
+	if m, err := a.managedPolicy(); err == nil && m != nil && m.File.Telemetry != nil {
+		out = append(out, exportTarget{tc: *m.File.Telemetry, fixed: true})
+	}
 	env := os.Getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
 	cfg, err := config.Load(a.configDir)
 	if err != nil {
 		if env {
 			warner(a.stderr)("telemetry: " + err.Error())
 		}
-		return config.Telemetry{}, false
+		return out
 	}
-	return cfg.Telemetry, env || cfg.Telemetry.Endpoint != ""
+	if env || cfg.Telemetry.Endpoint != "" {
+		out = append(out, exportTarget{tc: cfg.Telemetry})
+	}
+	return out
 }
 
 // events is the app's event sink for a gateway counting in obs; nil when
@@ -53,8 +69,8 @@ func (a *app) events(obs gateway.Observer) gateway.EventSink {
 		a.export = &exportState{}
 	}
 	a.export.once.Do(func() {
-		if tc, on := a.telemetryConfig(); on {
-			a.export.sink = a.newEventSink(obs, tc)
+		if ts := a.exportTargets(); len(ts) > 0 {
+			a.export.sink = a.newEventSink(obs, ts)
 		}
 	})
 	if a.export.sink == nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scopegate/scopegate/audit"
-	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/gateway"
 )
 
@@ -38,7 +37,7 @@ type spool struct {
 }
 
 // newEventSink is the spool of this run.
-func (a *app) newEventSink(gateway.Observer, config.Telemetry) eventSink { return &spool{a: a} }
+func (a *app) newEventSink(gateway.Observer, []exportTarget) eventSink { return &spool{a: a} }
 
 // Emit keeps ev (up to maxSpooled events a run).
 func (s *spool) Emit(ev audit.Event) {

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/internal/npmclient"
@@ -78,19 +75,7 @@ func TestClaudeCodeObserveLearn(t *testing.T) {
 	write(settingsFile, string(settings))
 	runClaude := func(model *mockAnthropic, session ...string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		args := append([]string{"-p", "Work through the task.", "--settings", settingsFile, "--output-format", "json"}, session...)
-		cmd := exec.CommandContext(ctx, claude, args...)
-		cmd.Dir = w.proj
-		cmd.Env = append(os.Environ(), "PWD="+w.proj, "HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(root, "claude"),
-			"ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-ant-test-scopegate", "DISABLE_TELEMETRY=1",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("claude -p: %v\n%s", err, out.String())
-		}
+		runClaudeHeadless(t, claude, root, w.proj, settingsFile, model, session...)
 	}
 	// checkRun checks the task's results from step first on: every step
 	// ran but the credential read.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scopegate/scopegate/config"
 	scexec "github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/policy"
 )
@@ -51,6 +52,8 @@ type app struct {
 	callBinary string
 	// export is the export of this run's audit events (export.go).
 	export *exportState
+	// managed reads the machine's managed policy (managedLoader).
+	managed *config.ManagedLoader
 }
 
 // exitError carries an exit code up to Main.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -205,4 +207,18 @@ func (m *mockAnthropic) sawAnywhere(s string) bool {
 		}
 	}
 	return false
+}
+
+// runClaude runs the real Claude Code (`claude -p`) in proj against the
+// scripted model, with hook as its one PreToolUse hook (its settings and
+// config below root); the test fails if Claude Code does.
+func runClaude(t *testing.T, claude, root, proj string, model *mockAnthropic, hook map[string]any) {
+	t.Helper()
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{
+		map[string]any{"matcher": "*", "hooks": []any{hook}}}}})
+	settingsFile := filepath.Join(root, "settings.json")
+	if err := os.WriteFile(settingsFile, settings, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runClaudeHeadless(t, claude, root, proj, settingsFile, model)
 }

@@ -52,7 +52,7 @@ func newProfilesShowCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:     "show NAME",
 		Example: `  scopegate profiles show coding`,
-		Short:   "Print a scope profile as written",
+		Short:   "Print a scope profile as written (after the machine's managed policy, as comments)",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, source, err := a.profileLoader().Raw(args[0])
@@ -63,6 +63,11 @@ func newProfilesShowCmd(a *app) *cobra.Command {
 				source = "built-in profile " + args[0]
 			}
 			warnAmbiguous(a, source, data)
+			// Sessions made from the profile are decided within the
+			// machine's managed policy: it is shown first, as comments.
+			if err := writeManagedComment(a.stdout, a.managedView(nil)); err != nil {
+				return err
+			}
 			_, err = a.stdout.Write(data)
 			return err
 		},

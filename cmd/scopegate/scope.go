@@ -59,15 +59,24 @@ func newScopeShowCmd(a *app) *cobra.Command {
 				fmt.Fprintln(a.stderr, "scopegate: warning: "+policy.OneLine(merr.Error())+"; calls on this branch are enforced")
 				mode = "invalid"
 			}
+			managed := a.managedView(&doc)
 			if asJSON {
-				return writeJSON(a.stdout, scopeJSON{doc: doc, mode: mode})
+				return writeJSON(a.stdout, scopeJSON{doc: doc, mode: mode, managed: managed})
 			}
-			// The file as it is; a branch not enforced says so first, as a
-			// comment, so that the output stays the scope's YAML.
+			// The file as it is; a branch not enforced says so first, and
+			// the machine's managed policy, as comments, so that the output
+			// stays the scope's YAML.
 			if mode != sessions.ModeEnforce {
-				if _, err := fmt.Fprintf(a.stdout, "# mode: %s (scopegate scope mode)\n", mode); err != nil {
+				note := ""
+				if mode == sessions.ModeObserve && managed != nil && (managed.Error != "" || managed.Modes != nil && !*managed.Modes.Observe) {
+					note = "; refused by " + policy.RuleManagedObserve + ": calls are enforced"
+				}
+				if _, err := fmt.Fprintf(a.stdout, "# mode: %s (scopegate scope mode)%s\n", mode, note); err != nil {
 					return &exitError{code: exitInternal, err: err}
 				}
+			}
+			if err := writeManagedComment(a.stdout, managed); err != nil {
+				return &exitError{code: exitInternal, err: err}
 			}
 			return printScope(a, doc, data, false)
 		},
@@ -163,13 +172,15 @@ func currentUser() string {
 }
 
 // scopeJSON is a scope as scope show --json prints it: the scope's
-// sections and the branch's mode.
+// sections, the branch's mode and the machine's managed policy.
 type scopeJSON struct {
-	doc  policy.Document
-	mode string
+	doc     policy.Document
+	mode    string
+	managed *managedJSON
 }
 
-// MarshalJSON puts "mode" before the sections of the scope.
+// MarshalJSON puts "mode" (and "managed", when there is a managed policy)
+// before the sections of the scope.
 func (s scopeJSON) MarshalJSON() ([]byte, error) {
 	doc, err := json.Marshal(s.doc)
 	if err != nil {
@@ -177,6 +188,13 @@ func (s scopeJSON) MarshalJSON() ([]byte, error) {
 	}
 	mode, _ := json.Marshal(s.mode)
 	out := append([]byte(`{"mode":`), mode...)
+	if s.managed != nil {
+		m, err := json.Marshal(s.managed)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, `,"managed":`...), m...)
+	}
 	if len(doc) > 2 {
 		out = append(out, ',')
 	}

@@ -98,6 +98,14 @@ func (a *app) learnOptions(dir string) (learn.Options, error) {
 		o.ProjectRoots = append(o.ProjectRoots, md.Worktrees...)
 	}
 	o.Covered = func(w policy.Widening) bool { return covered(scope, doc, env, w) }
+	if m := scope.Managed(); m != nil {
+		// The managed layer's deny lists are hard denials too, and nothing
+		// beyond it is proposed.
+		r := m.Rules()
+		o.Deny = append(o.Deny, r.Paths.Deny...)
+		o.DenyCommands = append(slices.Clone(o.DenyCommands), r.Shell.Deny...)
+		o.Refused = func(w policy.Widening) string { return m.Refuses(w, env) }
+	}
 	return o, nil
 }
 

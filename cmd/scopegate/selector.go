@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scopegate/scopegate/config"
+	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/policy"
 	"github.com/scopegate/scopegate/profiles"
 	"github.com/scopegate/scopegate/sessions"
@@ -96,7 +97,7 @@ func sessionErr(err error) error {
 		return nil
 	}
 	for _, target := range []error{sessions.ErrInvalidName, sessions.ErrNotFound, sessions.ErrExists, sessions.ErrInvalidOptions,
-		sessions.ErrInvalidExpansion, policy.ErrInvalidScope, profiles.ErrNotFound, profiles.ErrInvalidName,
+		sessions.ErrInvalidExpansion, policy.ErrInvalidScope, profiles.ErrNotFound, profiles.ErrInvalidName, gateway.ErrManagedRefused,
 		profiles.ErrInvalid, profiles.ErrConflict} {
 		if errors.Is(err, target) {
 			return &exitError{code: exitUsage, err: err}

@@ -68,6 +68,9 @@ func newSessionCreateCmd(a *app) *cobra.Command {
 				// root is guessed from wherever the command runs.
 				opts.ProjectRoot, _ = profiles.FindProjectRoot(wd)
 			}
+			if err := a.gateway().RefuseMode(opts.Mode); err != nil {
+				return sessionErr(err)
+			}
 			c, err := a.store().CreateWithProfile(cmd.Context(), a.profileLoader(), opts, profile, warner(a.stderr))
 			if err != nil {
 				// An unknown preset may be one of gptel's preset files,
