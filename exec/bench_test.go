@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scopegate/scopegate/internal/watch"
 	"github.com/scopegate/scopegate/policy"
 )
 
@@ -136,43 +137,78 @@ func BenchmarkBaselineCat(b *testing.B) {
 }
 
 // BenchmarkDenyWalk is the deny walk of a tree of 2,000 directories of
-// 25 files (52,000 entries), cold (an empty index: every directory listed
-// and each file's link count read) and warm (the index kept: each
-// directory stat'ed), per 100,000 entries.
+// 25 files (52,000 entries), per 100,000 entries: cold (an empty index:
+// every directory listed and each file's link count read); warm (the index
+// kept: each directory stat'ed); warm-file (the index read from its cache
+// file first, as a process of its own does); and in a process that
+// watches directories (serve): watched (nothing changed), watched-changed
+// (a file made in one directory before each walk).
 func BenchmarkDenyWalk(b *testing.B) {
 	dir := sourceTree(b)
 	deny := []string{"**/.git/**", "**/.env", "**/node_modules/**", "**/.ssh/**"}
 	// Records are kept once their directory is older than racyWindow.
 	now := time.Now().Add(2 * racyWindow)
-	walk := func(b *testing.B, ix *denyIndex) {
-		res, _ := ix.walkTrees(context.Background(), []string{dir}, 0, "", now)
+	walk := func(b *testing.B, ix *denyIndex, store string) {
+		res, save := ix.walkTrees(context.Background(), []string{dir}, 0, store, now)
 		if res[0].err != nil {
 			b.Fatal(res[0].err)
 		}
+		save()
 	}
-	perEntries := func(b *testing.B, start time.Time, n int) {
-		b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(n)*100_000/52_000/1e6, "ms/100k-entries")
+	store := filepath.Join(realDir(b), "index")
+	for _, bc := range []struct {
+		name string
+		// index returns the index a walk uses; fresh ones start empty
+		// (or from the cache file, with store).
+		index func(b *testing.B) *denyIndex
+		// warm walks once first; store keeps the index in the cache
+		// file; change makes the nth file in one directory before a walk.
+		warm, store, change bool
+	}{
+		{name: "cold", index: func(*testing.B) *denyIndex { return new(Host).index(deny) }},
+		{name: "warm", index: onceIndex(func(*testing.B) *denyIndex { return new(Host).index(deny) }), warm: true},
+		{name: "warm-file", index: func(*testing.B) *denyIndex { return new(Host).index(deny) }, warm: true, store: true},
+		{name: "watched", index: onceIndex(func(b *testing.B) *denyIndex {
+			return (&Host{Dirs: newDirs(b, watch.DirsOptions{})}).index(deny)
+		}), warm: true},
+		{name: "watched-changed", index: onceIndex(func(b *testing.B) *denyIndex {
+			return (&Host{Dirs: newDirs(b, watch.DirsOptions{})}).index(deny)
+		}), warm: true, change: true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			st := ""
+			if bc.store {
+				st = store
+			}
+			if bc.warm {
+				walk(b, bc.index(b), st)
+			}
+			b.ReportAllocs()
+			n, start := 0, time.Now()
+			for b.Loop() {
+				if bc.change {
+					if err := os.WriteFile(filepath.Join(dir, "src", "7", strconv.Itoa(n)), nil, 0o644); err != nil {
+						b.Fatal(err)
+					}
+				}
+				walk(b, bc.index(b), st)
+				n++
+			}
+			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(n)*100_000/52_000/1e6, "ms/100k-entries")
+		})
 	}
-	b.Run("cold", func(b *testing.B) {
-		b.ReportAllocs()
-		n, start := 0, time.Now()
-		for b.Loop() {
-			walk(b, new(Host).index(deny))
-			n++
+}
+
+// onceIndex returns an index func that makes its index on the first call
+// and returns the same one after.
+func onceIndex(make func(b *testing.B) *denyIndex) func(b *testing.B) *denyIndex {
+	var ix *denyIndex
+	return func(b *testing.B) *denyIndex {
+		if ix == nil {
+			ix = make(b)
 		}
-		perEntries(b, start, n)
-	})
-	b.Run("warm", func(b *testing.B) {
-		ix := new(Host).index(deny)
-		walk(b, ix)
-		b.ReportAllocs()
-		n, start := 0, time.Now()
-		for b.Loop() {
-			walk(b, ix)
-			n++
-		}
-		perEntries(b, start, n)
-	})
+		return ix
+	}
 }
 
 // sourceTree makes a tree of 2,000 directories of 25 files (52,000

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,6 +22,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"golang.org/x/sys/unix"
+
+	"github.com/scopegate/scopegate/internal/watch"
 )
 
 // The deny walk and its index.
@@ -42,6 +45,14 @@ import (
 // A directory that changed within racyWindow of the walk is not kept: a
 // change in the same tick of the file system's clock would leave its times
 // as they were.
+//
+// In a process that watches directories (Host.Dirs: serve), a directory
+// whose inotify watch saw no event since it was looked at, reached through
+// a parent that saw none naming it, is taken from the index without a
+// system call; and a tree none of whose directories saw an event gives the
+// masks it gave last, with one stat of its root. What raises no event (an
+// overflowed queue, a mount) makes every directory looked at before it
+// count as changed (watch.Dirs).
 //
 // The index lives in the Host (shared by the process: serve keeps it in
 // memory) and, per walked tree and deny set, in a cache file below
@@ -77,6 +88,11 @@ type dirRecord struct {
 	// self: the directory cannot be listed (searchable, perhaps, but not
 	// readable): it is masked whole, since what it holds cannot be known.
 	self bool
+	// watch, in a process that watches directories, is the directory's
+	// watch and parent its parent's, when the record was last found true,
+	// at epoch seen; nil when it is not watched. Not in cache files.
+	watch, parent *watch.Dir
+	seen          uint64
 }
 
 // denyIndex is the index of one deny set: the records of every directory
@@ -86,10 +102,51 @@ type denyIndex struct {
 	// id names the deny set in cache files.
 	id string
 
+	// watcher, when set, watches the directories walked (Host.Dirs).
+	watcher *watch.Dirs
+
 	mu   sync.RWMutex
 	dirs map[string]*dirRecord
 	// loaded are the trees whose cache file this process has read.
 	loaded map[string]bool
+	// trees are the last results of the trees walked with every directory
+	// watched.
+	trees map[treeKey]*treeCache
+	// savedAt are the times cache files were last written, with a watcher.
+	savedAt map[string]time.Time
+}
+
+// treeKey names a tree walked to a depth (0: whole).
+type treeKey struct {
+	root  string
+	depth int
+}
+
+// treeCache is what a walk of a tree found with every directory watched:
+// it holds while the root is the same directory and none of deps saw an
+// event after stamp, nor the watcher a reset.
+type treeCache struct {
+	dev, ino             uint64
+	stamp                uint64
+	masks, gits, sockets []string
+	deps                 []*watch.Dir
+}
+
+// fresh reports whether the tree's last result still holds for a root
+// (dev, ino) at the watcher's reset.
+func (c *treeCache) fresh(w *watch.Dirs, dev, ino, reset uint64) bool {
+	if c.dev != dev || c.ino != ino || reset > c.stamp {
+		return false
+	}
+	if w.Last() <= c.stamp {
+		return true
+	}
+	for _, d := range c.deps {
+		if d.Changed() > c.stamp {
+			return false
+		}
+	}
+	return true
 }
 
 // maxIndexDirs bounds the directories a process keeps in one index;
@@ -114,7 +171,8 @@ func (h *Host) index(deny []string) *denyIndex {
 	if h.indexes == nil {
 		h.indexes = map[string]*denyIndex{}
 	}
-	ix := &denyIndex{m: compileDeny(deny), id: id, dirs: map[string]*dirRecord{}, loaded: map[string]bool{}}
+	ix := &denyIndex{m: compileDeny(deny), id: id, watcher: h.Dirs, dirs: map[string]*dirRecord{}, loaded: map[string]bool{},
+		trees: map[treeKey]*treeCache{}, savedAt: map[string]time.Time{}}
 	h.indexes[id] = ix
 	return ix
 }
@@ -129,9 +187,21 @@ func (ix *denyIndex) put(dir string, rec *dirRecord) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if len(ix.dirs) >= maxIndexDirs {
-		ix.dirs, ix.loaded = map[string]*dirRecord{}, map[string]bool{}
+		ix.dirs, ix.loaded, ix.trees = map[string]*dirRecord{}, map[string]bool{}, map[treeKey]*treeCache{}
 	}
 	ix.dirs[dir] = rec
+}
+
+// cached returns the last result of a tree whose root is the directory
+// (dev, ino), when it still holds.
+func (ix *denyIndex) cached(key treeKey, dev, ino, reset uint64) *treeCache {
+	ix.mu.RLock()
+	c := ix.trees[key]
+	ix.mu.RUnlock()
+	if c == nil || !c.fresh(ix.watcher, dev, ino, reset) {
+		return nil
+	}
+	return c
 }
 
 // treeResult is what a walk found below one tree.
@@ -145,8 +215,9 @@ type treeResult struct {
 	// err, when set, says why the tree's masks are not all known.
 	err error
 	// listed counts the directories listed (not taken from the index),
-	// entries the entries they held.
-	listed, entries int
+	// entries the entries they held; looked the directories looked at
+	// (stat'ed or opened: all of them, but where a watch vouches for one).
+	listed, entries, looked int
 }
 
 // walkTrees finds what the view must mask below each tree (absolute,
@@ -157,14 +228,33 @@ type treeResult struct {
 // which the caller runs once the view no longer waits for it.
 func (ix *denyIndex) walkTrees(ctx context.Context, trees []string, depth int, store string, now time.Time) ([]treeResult, func()) {
 	w := &walker{ix: ix, ctx: ctx, now: now, depth: depth, res: make([]treeResult, len(trees)), changed: make([]bool, len(trees)),
-		listed: make([]atomic.Int64, len(trees)), entries: make([]atomic.Int64, len(trees))}
+		listed: make([]atomic.Int64, len(trees)), entries: make([]atomic.Int64, len(trees)), looked: make([]atomic.Int64, len(trees))}
 	w.cond = sync.NewCond(&w.mu)
+	if ix.watcher != nil {
+		w.watcher = ix.watcher
+		w.epoch, w.reset = ix.watcher.Sync()
+		w.deps = make([][]*watch.Dir, len(trees))
+		w.unwatched = make([]atomic.Bool, len(trees))
+	}
+	cached := make([]bool, len(trees))
 	for i, t := range trees {
 		w.res[i].root = t
 		if store != "" {
 			ix.load(store, t)
 		}
-		w.start(i, t)
+		task, ok := w.start(i, t)
+		if !ok {
+			continue
+		}
+		if w.watcher != nil {
+			if c := ix.cached(treeKey{t, depth}, task.dev, task.ino, w.reset); c != nil {
+				r := &w.res[i]
+				r.masks, r.gits, r.sockets = c.masks, c.gits, c.sockets
+				cached[i] = true
+				continue
+			}
+		}
+		w.queue = append(w.queue, task)
 	}
 	w.workers = min(max(4, 2*runtime.GOMAXPROCS(0)), 16)
 	w.failed = make([]atomic.Bool, len(trees))
@@ -174,22 +264,34 @@ func (ix *denyIndex) walkTrees(ctx context.Context, trees []string, depth int, s
 		}
 	}
 	var wg sync.WaitGroup
-	for range w.workers {
-		wg.Go(w.work)
+	if len(w.queue) > 0 {
+		for range w.workers {
+			wg.Go(w.work)
+		}
 	}
 	wg.Wait()
 	for i := range w.res {
 		r := &w.res[i]
+		if cached[i] {
+			continue
+		}
 		slices.Sort(r.masks)
 		slices.Sort(r.gits)
 		slices.Sort(r.sockets)
-		r.listed, r.entries = int(w.listed[i].Load()), int(w.entries[i].Load())
+		r.masks, r.gits, r.sockets = slices.Clip(r.masks), slices.Clip(r.gits), slices.Clip(r.sockets)
+		r.listed, r.entries, r.looked = int(w.listed[i].Load()), int(w.entries[i].Load()), int(w.looked[i].Load())
+		if w.watcher != nil && r.err == nil && !w.unwatched[i].Load() && len(w.deps[i]) > 0 {
+			ix.mu.Lock()
+			ix.trees[treeKey{trees[i], depth}] = &treeCache{dev: w.rootDev[i], ino: w.rootIno[i], stamp: w.epoch,
+				masks: r.masks, gits: r.gits, sockets: r.sockets, deps: slices.Clip(w.deps[i])}
+			ix.mu.Unlock()
+		}
 	}
 	save := func() {}
 	if store != "" {
 		var changed []string
 		for i, c := range w.changed {
-			if (c || !ix.savedOnce(store, trees[i])) && ix.get(trees[i]) != nil {
+			if (c || !ix.savedOnce(store, trees[i])) && ix.get(trees[i]) != nil && ix.saveDue(store, trees[i]) {
 				changed = append(changed, trees[i])
 			}
 		}
@@ -211,6 +313,11 @@ type walker struct {
 	now   time.Time
 	depth int
 
+	// watcher, when set, watches the directories walked; epoch and reset
+	// are what its Sync before the walk returned.
+	watcher      *watch.Dirs
+	epoch, reset uint64
+
 	mu    sync.Mutex
 	cond  *sync.Cond
 	queue []walkTask
@@ -226,30 +333,69 @@ type walker struct {
 	// changed says which trees had a directory listed anew.
 	changed []bool
 	// listed and entries count, per tree, the directories listed anew
-	// and the entries they held.
-	listed, entries []atomic.Int64
+	// and the entries they held; looked those looked at.
+	listed, entries, looked []atomic.Int64
+	// With a watcher: deps are, per tree, the watches of the directories
+	// walked; unwatched says which trees had a directory without one;
+	// rootDev and rootIno are each root's identity.
+	deps             [][]*watch.Dir
+	unwatched        []atomic.Bool
+	rootDev, rootIno []uint64
 }
 
-// walkTask is a directory to visit: its path, lower-cased (deny globs
-// ignore case), and the tree it belongs to.
+// walkTask is a directory to visit: its path (or its parent's path and
+// its name: the path is then made in the worker's buffer, and kept only
+// where it must be) and the tree it belongs to.
 type walkTask struct {
-	dir, lower string
-	tree       int
+	dir, parentDir, base string
+	// borrowed: dir is in the worker's buffer, valid until its next task.
+	borrowed bool
+	tree     int
 	// level is how far below the tree's root dir lies.
 	level int
+	// parent, with a watcher, is the watch of the directory holding dir
+	// (nil: not watched, or dir is the root); dev and ino are a root's
+	// identity, from its stat.
+	parent   *watch.Dir
+	dev, ino uint64
+}
+
+// path sets t.dir, in buf when it is not made yet.
+func (t *walkTask) path(buf *dirBuf) {
+	if t.dir != "" {
+		return
+	}
+	buf.path = append(append(append(buf.path[:0], t.parentDir...), '/'), t.base...)
+	t.dir = unsafe.String(unsafe.SliceData(buf.path), len(buf.path))
+	t.borrowed = true
+}
+
+// keep makes t.dir a string of its own.
+func (t *walkTask) keep() {
+	if t.borrowed {
+		t.dir, t.borrowed = strings.Clone(t.dir), false
+	}
+}
+
+// name is the last component of the task's directory.
+func (t *walkTask) name() string {
+	if t.base != "" {
+		return t.base
+	}
+	return t.dir[strings.LastIndexByte(t.dir, '/')+1:]
 }
 
 // start looks at a tree's root: gone, a link (its target is decided by its
-// own root), matched whole, a file, or a directory to walk.
-func (w *walker) start(i int, root string) {
+// own root), matched whole, a file, or a directory to walk (returned).
+func (w *walker) start(i int, root string) (walkTask, bool) {
 	var st unix.Stat_t
 	err := unix.Lstat(root, &st)
 	switch {
 	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES):
-		return // gone, or out of every program's reach
+		return walkTask{}, false // gone, or out of every program's reach
 	case err != nil:
 		w.res[i].err = fmt.Errorf("stat %s: %w", root, err)
-		return
+		return walkTask{}, false
 	}
 	lower := strings.ToLower(root)
 	switch {
@@ -257,22 +403,33 @@ func (w *walker) start(i int, root string) {
 	case w.ix.m.full(lower):
 		w.res[i].masks = append(w.res[i].masks, root)
 	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		w.queue = append(w.queue, walkTask{dir: root, lower: lower, tree: i})
+		if w.watcher != nil {
+			if w.rootDev == nil {
+				w.rootDev, w.rootIno = make([]uint64, len(w.res)), make([]uint64, len(w.res))
+			}
+			w.rootDev[i], w.rootIno[i] = st.Dev, st.Ino
+		}
+		return walkTask{dir: root, tree: i, dev: st.Dev, ino: st.Ino}, true
 	case st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1:
 		w.res[i].masks = append(w.res[i].masks, root)
 	}
+	return walkTask{}, false
 }
 
 // work visits directories until none is left: depth first on a stack of
 // its own, handing half of it to the shared queue when another worker
 // waits for work.
 func (w *walker) work() {
-	buf := make([]byte, 64<<10)
+	var buf dirBuf
 	var out walkOut
 	var local []walkTask
 	masks := make([][]string, len(w.res))
 	gits := make([][]string, len(w.res))
 	sockets := make([][]string, len(w.res))
+	var deps [][]*watch.Dir
+	if w.watcher != nil {
+		deps = make([][]*watch.Dir, len(w.res))
+	}
 	for {
 		if len(local) == 0 {
 			t, ok := w.take()
@@ -287,9 +444,17 @@ func (w *walker) work() {
 			continue
 		}
 		out.reset()
-		if err := w.visit(t, buf, &out); err != nil {
+		rec, err := w.visit(t, &buf, &out)
+		if err != nil {
 			w.fail(t.tree, err)
 			continue
+		}
+		if rec != nil && deps != nil {
+			if rec.watch == nil {
+				w.unwatched[t.tree].Store(true)
+			} else if !w.unwatched[t.tree].Load() {
+				deps[t.tree] = append(deps[t.tree], rec.watch)
+			}
 		}
 		masks[t.tree] = append(masks[t.tree], out.masks...)
 		gits[t.tree] = append(gits[t.tree], out.gits...)
@@ -305,6 +470,9 @@ func (w *walker) work() {
 		w.res[i].masks = append(w.res[i].masks, masks[i]...)
 		w.res[i].gits = append(w.res[i].gits, gits[i]...)
 		w.res[i].sockets = append(w.res[i].sockets, sockets[i]...)
+		if deps != nil {
+			w.deps[i] = append(w.deps[i], deps[i]...)
+		}
 	}
 }
 
@@ -360,31 +528,29 @@ func (o *walkOut) reset() {
 	o.masks, o.gits, o.sockets, o.subs = o.masks[:0], o.gits[:0], o.sockets[:0], o.subs[:0]
 }
 
-// visit takes one directory's record from the index, or lists it anew.
-func (w *walker) visit(t walkTask, buf []byte, out *walkOut) error {
+// visit takes one directory's record from the index, or lists it anew,
+// and returns it (nil: the directory is gone or no longer one).
+func (w *walker) visit(t walkTask, buf *dirBuf, out *walkOut) (*dirRecord, error) {
+	t.path(buf)
 	if err := w.ctx.Err(); err != nil {
-		return fmt.Errorf("stopped in %s: %w", t.dir, err)
+		return nil, fmt.Errorf("stopped in %s: %w", t.dir, err)
 	}
-	var st unix.Stat_t
-	if err := unix.Lstat(t.dir, &st); err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) {
-			return nil
-		}
-		return fmt.Errorf("stat %s: %w", t.dir, err)
+	var rec *dirRecord
+	var err error
+	if w.watcher != nil {
+		rec, err = w.watched(&t, buf)
+	} else {
+		rec, err = w.stated(&t, buf)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return nil // replaced since its parent was listed (a link is decided by its own root)
+	if err != nil || rec == nil {
+		return nil, err
 	}
-	rec := w.ix.get(t.dir)
-	if rec == nil || rec.key != keyOf(&st) {
-		var err error
-		if rec, err = w.list(t, buf); err != nil || rec == nil {
-			return err
-		}
+	if rec.self || len(rec.masked)+len(rec.sockets)+len(rec.subdirs) > 0 || rec.git {
+		t.keep()
 	}
 	if rec.self {
 		out.masks = append(out.masks, t.dir)
-		return nil
+		return rec, nil
 	}
 	for _, name := range rec.masked {
 		out.masks = append(out.masks, t.dir+"/"+name)
@@ -396,17 +562,117 @@ func (w *walker) visit(t walkTask, buf []byte, out *walkOut) error {
 		out.gits = append(out.gits, t.dir+"/.git")
 	}
 	if w.depth > 0 && t.level+1 >= w.depth {
-		return nil
+		return rec, nil
 	}
 	for _, name := range rec.subdirs {
-		out.subs = append(out.subs, walkTask{dir: t.dir + "/" + name, lower: t.lower + "/" + strings.ToLower(name), tree: t.tree, level: t.level + 1})
+		out.subs = append(out.subs, walkTask{parentDir: t.dir, base: name, tree: t.tree, level: t.level + 1, parent: rec.watch})
 	}
-	return nil
+	return rec, nil
+}
+
+// stated returns a directory's record, checked against its stat, or
+// listed anew.
+func (w *walker) stated(t *walkTask, buf *dirBuf) (*dirRecord, error) {
+	w.looked[t.tree].Add(1)
+	var st unix.Stat_t
+	if err := unix.Lstat(t.dir, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("stat %s: %w", t.dir, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, nil // replaced since its parent was listed (a link is decided by its own root)
+	}
+	if rec := w.ix.get(t.dir); rec != nil && rec.key == keyOf(&st) {
+		return rec, nil
+	}
+	t.keep()
+	return w.list(*t, buf)
+}
+
+// watched returns a directory's record with no system call when its watch
+// and its parent's saw no event since it was found true; otherwise the
+// directory is opened and watched, and its record checked against its
+// stat (an event of its own: listed anew).
+func (w *walker) watched(t *walkTask, buf *dirBuf) (*dirRecord, error) {
+	rec := w.ix.get(t.dir)
+	if w.clean(*t, rec) {
+		return rec, nil
+	}
+	t.keep()
+	w.looked[t.tree].Add(1)
+	if rec != nil && rec.watch != nil && rec.watch.Changed() <= rec.seen {
+		// In doubt only about what its path leads to (a reset, a parent
+		// looked at anew): the watched directory is still there when its
+		// stat finds the same inode, which the watch holds, unchanged.
+		var st unix.Stat_t
+		if err := unix.Lstat(t.dir, &st); err == nil && rec.key == keyOf(&st) {
+			found := *rec
+			found.parent, found.seen = t.parent, w.epoch
+			w.ix.put(t.dir, &found)
+			return &found, nil
+		}
+	}
+	fd, err := unix.Open(t.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	readable := err == nil
+	if errors.Is(err, unix.EACCES) {
+		// Searchable perhaps, not readable: masked whole, watched if it can be.
+		fd, err = unix.Open(t.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	switch {
+	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EACCES):
+		return nil, nil // gone, replaced (a link is decided by its own root), or out of reach
+	case err != nil:
+		return nil, fmt.Errorf("open %s: %w", t.dir, err)
+	}
+	defer unix.Close(fd)
+	// The watch first: a change after it is an event, one before it is in
+	// the stat and the listing below.
+	x := w.watcher.Watch(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("stat %s: %w", t.dir, err)
+	}
+	own := rec != nil && rec.watch != nil && rec.watch == x && x.Changed() > rec.seen
+	if rec != nil && rec.key == keyOf(&st) && rec.self == !readable && !own {
+		found := *rec
+		found.watch, found.parent, found.seen = x, t.parent, w.epoch
+		w.ix.put(t.dir, &found)
+		return &found, nil
+	}
+	if readable {
+		rec, err = w.listOpen(*t, fd, &st, buf)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		rec = &dirRecord{key: keyOf(&st), self: true}
+	}
+	rec.watch, rec.parent, rec.seen = x, t.parent, w.epoch
+	w.keep(*t, rec)
+	return rec, nil
+}
+
+// clean reports whether a record holds with no look at its directory: it
+// is watched, no event of its own came after it was found true, nor a
+// reset, and it was found through the directory that holds it now, whose
+// watch saw no event naming it since (the root: the directory its stat
+// found).
+func (w *walker) clean(t walkTask, rec *dirRecord) bool {
+	if rec == nil || rec.watch == nil || rec.seen < w.reset || rec.watch.Changed() > rec.seen {
+		return false
+	}
+	if t.level == 0 {
+		return rec.key.dev == t.dev && rec.key.ino == t.ino
+	}
+	return t.parent != nil && rec.parent == t.parent &&
+		(t.parent.Changed() <= rec.seen || t.parent.NameChanged(t.name()) <= rec.seen)
 }
 
 // list reads a directory anew and keeps its record unless it changed
 // within racyWindow. A directory that cannot be read is masked whole.
-func (w *walker) list(t walkTask, buf []byte) (*dirRecord, error) {
+func (w *walker) list(t walkTask, buf *dirBuf) (*dirRecord, error) {
 	fd, err := unix.Open(t.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP):
@@ -427,9 +693,33 @@ func (w *walker) list(t walkTask, buf []byte) (*dirRecord, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("stat %s: %w", t.dir, err)
 	}
-	rec := &dirRecord{key: keyOf(&st)}
+	rec, err := w.listOpen(t, fd, &st, buf)
+	if err != nil {
+		return nil, err
+	}
+	w.keep(t, rec)
+	return rec, nil
+}
+
+// dirBuf are a worker's buffers: for getdents, made when first needed (a
+// walk from the index lists nothing), and for the path of its directory.
+type dirBuf struct{ b, path []byte }
+
+func (d *dirBuf) get() []byte {
+	if d.b == nil {
+		d.b = make([]byte, 64<<10)
+	}
+	return d.b
+}
+
+// listOpen lists the directory open as fd, whose stat is st.
+func (w *walker) listOpen(t walkTask, fd int, st *unix.Stat_t, dbuf *dirBuf) (*dirRecord, error) {
+	buf := dbuf.get()
+	rec := &dirRecord{key: keyOf(st)}
 	m := w.ix.m
-	fulls := m.fullFor(t.lower)
+	// Deny globs ignore case: they match the lower-cased path.
+	lower := strings.ToLower(t.dir)
+	fulls := m.fullFor(lower)
 	n := 0
 	for {
 		nb, err := unix.Getdents(fd, buf)
@@ -467,7 +757,7 @@ func (w *walker) list(t walkTask, buf []byte) (*dirRecord, error) {
 				return nil
 			}
 			lowerName := strings.ToLower(s)
-			if m.entry(t.lower, lowerName, fulls) {
+			if m.entry(lower, lowerName, fulls) {
 				rec.masked = append(rec.masked, strings.Clone(s))
 				return nil
 			}
@@ -489,7 +779,6 @@ func (w *walker) list(t walkTask, buf []byte) (*dirRecord, error) {
 	slices.Sort(rec.sockets)
 	w.listed[t.tree].Add(1)
 	w.entries[t.tree].Add(int64(n))
-	w.keep(t, rec)
 	return rec, nil
 }
 
@@ -590,6 +879,30 @@ func (ix *denyIndex) savedOnce(store, tree string) bool {
 	return ix.loaded[ix.file(store, tree)]
 }
 
+// saveEvery is how often a process that watches directories writes a
+// tree's cache file at most: its index lives in memory, and the file, for
+// processes to come, may lag that much behind (what changed since is
+// listed again by the next process to read it).
+const saveEvery = 30 * time.Second
+
+// saveDue reports whether the tree's cache file is to be written now: in a
+// process that does not watch directories, whenever it changed; in one
+// that does, not within saveEvery of the last write (which it books).
+func (ix *denyIndex) saveDue(store, tree string) bool {
+	if ix.watcher == nil {
+		return true
+	}
+	path := ix.file(store, tree)
+	now := time.Now()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if last, ok := ix.savedAt[path]; ok && now.Sub(last) < saveEvery {
+		return false
+	}
+	ix.savedAt[path] = now
+	return true
+}
+
 // load merges the tree's cache file into the index, once per process;
 // a file that cannot be trusted or read whole is ignored.
 func (ix *denyIndex) load(store, tree string) {
@@ -613,6 +926,9 @@ func (ix *denyIndex) load(store, tree string) {
 	defer ix.mu.Unlock()
 	if err == nil {
 		ix.loaded[path] = true
+	}
+	if len(ix.dirs) == 0 {
+		ix.dirs = make(map[string]*dirRecord, len(recs))
 	}
 	for _, r := range recs {
 		if _, ok := ix.dirs[r.path]; !ok && len(ix.dirs) < maxIndexDirs {
@@ -719,6 +1035,10 @@ var errBadIndex = errors.New("not a whole deny index")
 
 // decodeIndex decodes a cache file (encodeIndex). Every record's path is
 // its parent's and a name with no slash, no NUL and not "." or "..".
+//
+// The names and paths it returns share a few allocations, the names the
+// bytes of data, which must not change afterwards: a process reads its
+// index file in one go on every call.
 func decodeIndex(data []byte) (root, id string, recs []pathRecord, err error) {
 	if len(data) < len(indexMagic)+4 || string(data[:len(indexMagic)]) != indexMagic {
 		return "", "", nil, errBadIndex
@@ -728,16 +1048,21 @@ func decodeIndex(data []byte) (root, id string, recs []pathRecord, err error) {
 		return "", "", nil, errBadIndex
 	}
 	d := decoder{b: body[len(indexMagic):]}
-	root, id = d.string(), d.string()
+	root, id = strings.Clone(d.view()), strings.Clone(d.view())
 	if !filepath.IsAbs(root) || filepath.Clean(root) != root {
 		return "", "", nil, errBadIndex
 	}
 	n := d.count()
-	recs = make([]pathRecord, 0, min(n, 1<<16))
+	// Each record takes at least 8 bytes, which bounds what is made ahead.
+	n0 := min(n, len(d.b)/8)
+	recs = make([]pathRecord, 0, n0)
+	all := make([]dirRecord, 0, n0)
+	var paths pathArena
 	for i := 0; i < n && d.err == nil; i++ {
 		parent := int(d.uvarint()) - 1
-		name := d.string()
-		rec := &dirRecord{}
+		name := d.view()
+		all = append(all, dirRecord{})
+		rec := &all[len(all)-1]
 		rec.key.dev, rec.key.ino = d.uvarint(), d.uvarint()
 		rec.key.mtime, rec.key.ctime = d.varint(), d.varint()
 		flags := d.byte()
@@ -748,10 +1073,11 @@ func decodeIndex(data []byte) (root, id string, recs []pathRecord, err error) {
 		case i == 0 && parent == -1 && name == "":
 			path = root
 		case parent >= 0 && parent < i && validName(name):
-			path = recs[parent].path + "/" + name
-			if root == "/" && parent == 0 {
-				path = "/" + name
+			dir := recs[parent].path
+			if dir == "/" {
+				dir = ""
 			}
+			path = paths.join(dir, name)
 		default:
 			d.fail()
 		}
@@ -767,6 +1093,20 @@ func decodeIndex(data []byte) (root, id string, recs []pathRecord, err error) {
 		return "", "", nil, d.err
 	}
 	return root, id, recs, nil
+}
+
+// pathArena makes paths in shared blocks of bytes.
+type pathArena struct{ block []byte }
+
+// join returns dir + "/" + name.
+func (a *pathArena) join(dir, name string) string {
+	n := len(dir) + 1 + len(name)
+	if cap(a.block)-len(a.block) < n {
+		a.block = make([]byte, 0, max(n, 64<<10))
+	}
+	start := len(a.block)
+	a.block = append(append(append(a.block, dir...), '/'), name...)
+	return unsafe.String(&a.block[start], n)
 }
 
 // validName reports whether s can be a directory entry's name.
@@ -827,16 +1167,6 @@ func (d *decoder) count() int {
 	return int(n)
 }
 
-func (d *decoder) string() string {
-	n := d.count()
-	if d.err != nil {
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
-}
-
 // names reads a list of entry names, each valid, in increasing order (so
 // each is given once).
 func (d *decoder) names() []string {
@@ -846,7 +1176,7 @@ func (d *decoder) names() []string {
 	}
 	out := make([]string, 0, n)
 	for i := 0; i < n && d.err == nil; i++ {
-		s := d.string()
+		s := d.view()
 		if !validName(s) || i > 0 && s <= out[i-1] {
 			d.fail()
 			return nil
@@ -854,6 +1184,17 @@ func (d *decoder) names() []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// view reads a string that shares the decoder's bytes.
+func (d *decoder) view() string {
+	n := d.count()
+	if d.err != nil || n == 0 {
+		return ""
+	}
+	s := unsafe.String(&d.b[0], n)
+	d.b = d.b[n:]
+	return s
 }
 
 // readPrivate reads a file only if it is a regular file owned by this
@@ -880,7 +1221,87 @@ func readPrivate(path string) ([]byte, error) {
 	if _, err := f.ReadAt(data, 0); err != nil {
 		return nil, err
 	}
+	markUsed(path, &st, time.Now())
 	return data, nil
+}
+
+// usedEvery is how often a read of a cache file moves its access time
+// (whatever the mount's atime option): `scopegate gc` removes the files no
+// process read or wrote for a while.
+const usedEvery = 12 * time.Hour
+
+// markUsed sets a cache file's access time to now when it is older than
+// usedEvery; a failure costs the file an early removal, nothing more.
+func markUsed(path string, st *unix.Stat_t, now time.Time) {
+	if now.Sub(time.Unix(st.Atim.Unix())) < usedEvery {
+		return
+	}
+	_ = unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{unix.NsecToTimespec(now.UnixNano()), {Nsec: unix.UTIME_OMIT}}, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// IndexFile is one file of the directory where the deny walk keeps its
+// index (Options.IndexDir).
+type IndexFile struct {
+	Path string
+	// Tree is the tree the file indexes; "" when it is not an index file
+	// (a temporary file left by a write that did not finish, or another).
+	Tree string
+	// Used is when the file was last written or read (a read marks it at
+	// most every twelve hours).
+	Used time.Time
+}
+
+// IndexFiles lists the files of dir, a directory of deny index files
+// (none when it does not exist).
+func IndexFiles(dir string) ([]IndexFile, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list the deny index: %w", err)
+	}
+	var out []IndexFile
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			continue // removed meanwhile
+		}
+		f := IndexFile{Path: p, Used: time.Unix(st.Mtim.Unix())}
+		if at := time.Unix(st.Atim.Unix()); at.After(f.Used) {
+			f.Used = at
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFREG && strings.HasSuffix(e.Name(), ".idx") {
+			f.Tree = indexTree(p)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// indexTree reads the tree an index file names in its header ("" when it
+// is not one).
+func indexTree(path string) string {
+	// O_NOATIME: reading it is no use of it.
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOATIME|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return ""
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	head := make([]byte, len(indexMagic)+binary.MaxVarintLen64+unix.PathMax)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if len(head) < len(indexMagic) || string(head[:len(indexMagic)]) != indexMagic {
+		return ""
+	}
+	d := decoder{b: head[len(indexMagic):]}
+	root := strings.Clone(d.view())
+	if d.err != nil || !filepath.IsAbs(root) || filepath.Clean(root) != root {
+		return ""
+	}
+	return root
 }
 
 // privateDir checks that dir is a directory (not a link) owned by this

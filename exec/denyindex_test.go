@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scopegate/scopegate/internal/watch"
 )
 
 // walkOne walks one tree whole with a fresh view of the index, as a call
@@ -248,8 +252,14 @@ func sourceFiles(t testing.TB, root string, dirs, files int) {
 
 // The parallel walk finds what a plain walk of the tree, matching every
 // path against every glob, finds: on a random tree, fresh and after
-// random changes.
+// random changes; stat'ing each directory, and in a process that watches
+// them.
 func TestDenyIndexMatchesPlainWalk(t *testing.T) {
+	t.Run("stat", func(t *testing.T) { matchesPlainWalk(t, new(Host)) })
+	t.Run("watched", func(t *testing.T) { matchesPlainWalk(t, &Host{Dirs: newDirs(t, watch.DirsOptions{})}) })
+}
+
+func matchesPlainWalk(t *testing.T, host *Host) {
 	root := realDir(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	names := []string{"a", "b", "src", ".env", ".env.local", "x.pem", "runtime", "node_modules", "id_rsa", "README", ".Git", "key.PEM"}
@@ -289,15 +299,77 @@ func TestDenyIndexMatchesPlainWalk(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	ix := new(Host).index(pats)
-	for round := range 3 {
+	ix := host.index(pats)
+	for round := range 6 {
 		got := walkOne(t, ix, root, "", time.Now().Add(time.Hour))
 		if want := plain(); !slices.Equal(got.masks, want) {
 			t.Fatalf("round %d: masks\n%q\nwant\n%q", round, got.masks, want)
 		}
-		for range 20 {
+		for i := range 20 {
 			d := dirs[rng.IntN(len(dirs))]
-			_ = os.WriteFile(filepath.Join(d, names[rng.IntN(len(names))]+"n"+strconv.Itoa(round)), nil, 0o644)
+			name := filepath.Join(d, names[rng.IntN(len(names))]+"n"+strconv.Itoa(round)+"-"+strconv.Itoa(i))
+			switch rng.IntN(4) {
+			case 0: // a new directory, with a file in it
+				if os.Mkdir(name, 0o755) == nil {
+					dirs = append(dirs, name)
+					_ = os.WriteFile(filepath.Join(name, names[rng.IntN(len(names))]), nil, 0o644)
+				}
+			case 1: // a directory moved elsewhere, under a new name
+				from := dirs[rng.IntN(len(dirs))]
+				if from != root && !within(name, from) && os.Rename(from, name) == nil {
+					dirs = slices.DeleteFunc(dirs, func(x string) bool { return within(x, from) })
+					dirs = append(dirs, name)
+				}
+			default:
+				_ = os.WriteFile(name, nil, 0o644)
+			}
+		}
+	}
+}
+
+// IndexFiles names each cache file's tree and when it was last used: a
+// walk that reads an index file unused for long marks it used, on a file
+// system mounted noatime too.
+func TestDenyIndexFilesUsed(t *testing.T) {
+	if !inMountNS(t) {
+		return
+	}
+	root := realDir(t)
+	sourceFiles(t, root, 3, 2)
+	store := filepath.Join(realDir(t), "index")
+	if err := os.Mkdir(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", store, "tmpfs", unix.MS_NOATIME, "mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Unmount(store, unix.MNT_DETACH)
+	later := time.Now().Add(time.Hour)
+	walkOne(t, new(Host).index([]string{"**/.env"}), root, store, later)
+	if err := os.WriteFile(filepath.Join(store, ".tmp-1"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, err := IndexFiles(store)
+	if err != nil || len(files) != 2 {
+		t.Fatalf("IndexFiles: %+v, %v", files, err)
+	}
+	slices.SortFunc(files, func(a, b IndexFile) int { return strings.Compare(a.Tree, b.Tree) })
+	if files[0].Tree != "" || files[1].Tree != root {
+		t.Fatalf("trees %q, %q; want none and %q", files[0].Tree, files[1].Tree, root)
+	}
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	if err := os.Chtimes(files[1].Path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	// Listing does not use it; a walk that reads it does.
+	if again, _ := IndexFiles(store); !slices.ContainsFunc(again, func(f IndexFile) bool { return f.Tree == root && f.Used.Equal(old) }) {
+		t.Errorf("listing marked the file used: %+v", again)
+	}
+	walkOne(t, new(Host).index([]string{"**/.env"}), root, store, later)
+	after, _ := IndexFiles(store)
+	for _, f := range after {
+		if f.Tree == root && time.Since(f.Used) > time.Hour {
+			t.Errorf("a walk read the file and left it unused since %v", f.Used)
 		}
 	}
 }

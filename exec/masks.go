@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/scopegate/scopegate/internal/watch"
 )
 
 // hostSecrets are the host files masked in every private view whatever
@@ -231,6 +233,10 @@ type Host struct {
 	// ProbeCache, when set, is a file that remembers a successful probe
 	// across processes (see namespacesOK); set it before first use.
 	ProbeCache string
+	// Dirs, when set, watches the directories the deny walk looks at, so
+	// that an unchanged one costs no system call (denyindex.go); a
+	// long-running process sets it before first use.
+	Dirs *watch.Dirs
 
 	probeOnce sync.Once
 	probeErr  error

@@ -103,6 +103,10 @@ type Options struct {
 	// share the stat). Either way a file changed before a decision starts
 	// is seen by it.
 	Watcher *watch.Watcher
+	// Dirs, when set, watches the directories the private view's deny walk
+	// looks at, so that a walk of an unchanged tree costs no system call
+	// per directory (exec.Host.Dirs); a long-running process sets it.
+	Dirs *watch.Dirs
 	// Managed reads the machine's managed policy for every call
 	// (config.NewManagedLoader); nil is none. With a Watcher, the loader
 	// is given its Version unless it has one.
@@ -173,6 +177,7 @@ func New(opts Options) *Gateway {
 	// The protected roots are resolved once: they are the gateway's own.
 	g := &Gateway{opts: opts, protected: protectedRoots(opts.SessionsDir, opts.ConfigDir)}
 	g.host.ProbeCache = opts.ProbeCache
+	g.host.Dirs = opts.Dirs
 	g.group.KeepOpen = opts.KeepAuditOpen
 	return g
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/config"
+	"github.com/scopegate/scopegate/exec"
+	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/sessions"
 )
 
@@ -37,7 +39,7 @@ func newGCCmd(a *app) *cobra.Command {
 		Use: "gc [flags]",
 		Example: `  scopegate gc --audit-days 90
   scopegate gc --apply --session-days 30 --session-action archive`,
-		Short: "Prune old tools.org entries and archive or remove idle sessions (dry run unless --apply)",
+		Short: "Prune old tools.org entries, archive or remove idle sessions, remove unused deny index files (dry run unless --apply)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := config.Load(a.configDir)
@@ -135,6 +137,9 @@ func gc(a *app, o gcOptions) error {
 			}
 		}
 	}
+	if err := gcIndex(a, o, verb); err != nil {
+		errs = append(errs, err)
+	}
 	if !o.apply {
 		fmt.Fprintln(a.stdout, "dry run: nothing changed (run with --apply)")
 	}
@@ -142,6 +147,46 @@ func gc(a *app, o gcOptions) error {
 		return &exitError{code: exitInternal, err: err}
 	}
 	return nil
+}
+
+// gcIndex removes the files of the private view's deny index
+// (<root>/.scopegate-index) that no walk will use: a file whose tree is
+// gone, one that no process read or wrote for retention.session_days, and
+// what a write that did not finish left (a day on). A file removed in
+// error costs the next call on its tree a walk of it, nothing more.
+func gcIndex(a *app, o gcOptions, verb func(dry, done string) string) error {
+	files, err := exec.IndexFiles(filepath.Join(a.sessionsDir, gateway.IndexDirName))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range files {
+		idle := o.now.Sub(f.Used)
+		var why string
+		switch {
+		case f.Tree != "" && gone(f.Tree):
+			why = fmt.Sprintf("its tree %s is gone", f.Tree)
+		case f.Tree == "" && strings.HasPrefix(filepath.Base(f.Path), ".tmp-") && idle > 24*time.Hour:
+			why = "left by a write that did not finish"
+		case o.retention.SessionDays > 0 && idle > time.Duration(o.retention.SessionDays)*24*time.Hour:
+			why = fmt.Sprintf("not used for %d days", int(idle.Hours()/24))
+		default:
+			continue
+		}
+		fmt.Fprintf(a.stdout, "%s deny index file %s (%s)\n", verb("remove", "removed"), f.Path, why)
+		if o.apply {
+			if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("remove deny index file: %w", err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// gone reports whether nothing is at path any more.
+func gone(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // lastTouched is the latest modification time of any file or directory

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	scexec "github.com/scopegate/scopegate/exec"
+	"github.com/scopegate/scopegate/gateway"
 	"github.com/scopegate/scopegate/internal/orgcheck"
 )
 
@@ -110,5 +112,96 @@ func TestGCPrunesAuditAndArchivesIdleSessions(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(w.sessions, w.id)); err != nil {
 		t.Errorf("active session removed: %v", err)
+	}
+}
+
+// gc removes the deny index files no walk will use: one whose tree is
+// gone, one no process read or wrote for --session-days, what an
+// unfinished write left; the dry run says so and removes nothing.
+func TestGCRemovesUnusedIndexFiles(t *testing.T) {
+	w := newWorkspace(t, "ls")
+	index := filepath.Join(w.sessions, gateway.IndexDirName)
+	// A call on each of three projects leaves each an index file.
+	trees := map[string]string{"live": w.proj}
+	for _, name := range []string{"doomed", "quiet"} {
+		dir := filepath.Join(w.root, name)
+		if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		trees[name] = dir
+	}
+	// A directory is indexed once it has not changed for two seconds (the
+	// deny walk's racy window).
+	time.Sleep(2100 * time.Millisecond)
+	for name, dir := range trees {
+		id := w.id
+		if name != "live" {
+			out := w.run(0, "session", "create", "--id", name, "--worktree", dir)
+			if !strings.Contains(string(out), name) {
+				t.Fatalf("session create: %s", out)
+			}
+			w.run(0, "scope", "expand", "--session", name, "--allow-command", "ls")
+			id = name
+		}
+		w.run(0, "call", "--session", id, `{"tool":"shell","args":{"command":"ls"},"cwd":"`+dir+`"}`)
+	}
+	files, err := scexec.IndexFiles(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTree := map[string]string{}
+	for _, f := range files {
+		byTree[f.Tree] = f.Path
+	}
+	for name, dir := range trees {
+		if byTree[dir] == "" {
+			t.Fatalf("no index file of %s: %+v", name, files)
+		}
+	}
+	if err := os.RemoveAll(trees["doomed"]); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-365 * 24 * time.Hour)
+	if err := os.Chtimes(byTree[trees["quiet"]], old, old); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(index, ".tmp-123")
+	if err := os.WriteFile(tmp, []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(tmp, old, old); err != nil {
+		t.Fatal(err)
+	}
+	gone := []string{byTree[trees["doomed"]], byTree[trees["quiet"]], tmp}
+	out := string(w.run(0, "gc", "--session-days", "180"))
+	for _, want := range []string{
+		"would remove deny index file " + byTree[trees["doomed"]] + " (its tree " + trees["doomed"] + " is gone)",
+		"would remove deny index file " + byTree[trees["quiet"]] + " (not used for 365 days)",
+		"would remove deny index file " + tmp + " (left by a write that did not finish)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, byTree[w.proj]) {
+		t.Errorf("dry run would remove the live index file:\n%s", out)
+	}
+	for _, p := range gone {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("the dry run removed %s: %v", p, err)
+		}
+	}
+	// With session_days 0 (keep all), a file not used for a year stays.
+	if out := string(w.run(0, "gc", "--apply", "--session-days", "0")); strings.Contains(out, byTree[trees["quiet"]]) {
+		t.Errorf("--session-days 0 removed an unused index file:\n%s", out)
+	}
+	w.run(0, "gc", "--apply", "--session-days", "180")
+	for _, p := range gone {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s not removed: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(byTree[w.proj]); err != nil {
+		t.Errorf("the live index file removed: %v", err)
 	}
 }

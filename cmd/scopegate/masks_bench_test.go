@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 // (memDir): a small one, one of 150,000 files and one of 1,000,000 entries
 // (directories of 50 empty files). warm alternates the three in every iteration, each after
 // its first call, and reports each one's median and the differences; the
-// same through serve; cold-1M is the first call on the big project, its
+// same through serve, and through serve with a file made in each project
+// before each call; cold-1M is the first call on the big project, its
 // index removed before each (the kernel's caches stay warm).
 func BenchmarkCLICallProjectSize(b *testing.B) {
 	bin := buildLean(b, false)
@@ -67,15 +69,22 @@ func BenchmarkCLICallProjectSize(b *testing.B) {
 		}
 		return d
 	}
-	warm := func(b *testing.B) {
+	// warm alternates the calls on the three projects; change, when set,
+	// is made in a project before each call on it.
+	warm := func(b *testing.B, change func(proj string, i int)) {
 		for _, sz := range sizes {
 			call(b, sz.name)
 		}
 		times := map[string][]time.Duration{}
+		i := 0
 		for b.Loop() {
 			for _, sz := range sizes {
+				if change != nil {
+					change(projs[sz.name], i)
+				}
 				times[sz.name] = append(times[sz.name], call(b, sz.name))
 			}
+			i++
 		}
 		median := func(ds []time.Duration) float64 {
 			sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
@@ -89,7 +98,7 @@ func BenchmarkCLICallProjectSize(b *testing.B) {
 		b.ReportMetric(m["150k"]-m["small"], "ms-150k-over-small")
 		b.ReportMetric(m["1M"]-m["small"], "ms-1M-over-small")
 	}
-	b.Run("warm", warm)
+	b.Run("warm", func(b *testing.B) { warm(b, nil) })
 	b.Run("cold-1M", func(b *testing.B) {
 		index := filepath.Join(w.sessions, gateway.IndexDirName)
 		var total time.Duration
@@ -108,6 +117,20 @@ func BenchmarkCLICallProjectSize(b *testing.B) {
 		full.bin = scopegateBin
 		s := startServe(b, &full)
 		defer s.cmd.Process.Kill()
-		warm(b)
+		warm(b, nil)
+	})
+	// A file made in the project's source directory before each call, as
+	// an agent's edits do: serve lists that directory again and walks the
+	// rest of the tree from memory.
+	b.Run("serve-after-change", func(b *testing.B) {
+		full := *w
+		full.bin = scopegateBin
+		s := startServe(b, &full)
+		defer s.cmd.Process.Kill()
+		warm(b, func(proj string, i int) {
+			if err := os.WriteFile(filepath.Join(proj, "src", "edit"+strconv.Itoa(i)+".go"), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		})
 	})
 }

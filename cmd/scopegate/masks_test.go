@@ -130,6 +130,54 @@ func TestCodingProfileMasksProject(t *testing.T) {
 	s.checkMasks(t)
 }
 
+// changesWhileServing runs the session's calls through serve, which
+// watches the project's directories between calls: once it has walked the
+// project, new names are made in the project (a directory holding a .env,
+// a hard link to a file outside it, a file renamed into place as a .env, a
+// directory holding a .env renamed to elsewhere in the project), and a
+// script that opens each of them reads none of their bytes. outside is a
+// directory on the project's file system, outside the project.
+func (s *codingSession) changesWhileServing(t *testing.T, outside string) {
+	c := s.w.cmd("serve", "--listen", "127.0.0.1:0")
+	c.Env = append(c.Env, s.env...)
+	srv := startServeCmd(t, c)
+	defer srv.stop()
+	s.checkMasks(t)
+	secret := "TOKEN=" + maskCanary + "\n"
+	write := func(p string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(secret), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustDo := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(s.proj, "gen", "d5", "d512", "newdir", ".env"))
+	write(filepath.Join(outside, "elsewhere", "secret.txt"))
+	mustDo(os.Link(filepath.Join(outside, "elsewhere", "secret.txt"), filepath.Join(s.proj, "gen", "d7", "d700", "linked.txt")))
+	write(filepath.Join(s.proj, "staged.txt"))
+	mustDo(os.Rename(filepath.Join(s.proj, "staged.txt"), filepath.Join(s.proj, "gen", "d9", "d900", ".env")))
+	mustDo(os.Rename(filepath.Join(s.proj, "sub"), filepath.Join(s.proj, "gen", "d11", "d1100", "moved")))
+	script := "for p in ['gen/d5/d512/newdir/.env', 'gen/d7/d700/linked.txt', 'gen/d9/d900/.env', 'gen/d11/d1100/moved/.env']:\n" +
+		"    try:\n        print(p, repr(open(p).read()))\n    except OSError as e:\n        print(p, e)\nprint('leak ran')\n"
+	if err := os.WriteFile(filepath.Join(s.proj, "changed.py"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, r := s.shell("python3 changed.py")
+	if r == nil || !strings.Contains(fmtAny(r["stdout"]), "leak ran") || strings.Contains(toJSON(res), maskCanary) {
+		t.Errorf("after changes while serve was up: %s", toJSON(res))
+	}
+	if _, text := get(t, srv.url+"/metrics"); metricValue(t, text, "scopegate_tool_calls_total", `via="cli"`) < 7 {
+		t.Errorf("the calls did not go through serve:\n%s", text)
+	}
+}
+
 // memDir returns a fresh directory in /dev/shm, a tmpfs, where a tree of a
 // million entries is made in seconds (on a disk file system, minutes):
 // the walk then reads the same kernel caches it reads of a tree a disk
@@ -287,6 +335,9 @@ func TestMasksAtScale(t *testing.T) {
 						t.Errorf("%s: %s", command, toJSON(res))
 					}
 				}
+			})
+			t.Run("serve", func(t *testing.T) {
+				s.on(t).changesWhileServing(t, filepath.Dir(s.proj))
 			})
 		})
 	}

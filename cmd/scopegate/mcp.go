@@ -12,6 +12,7 @@ import (
 
 	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/internal/watch"
 	"github.com/scopegate/scopegate/mcp"
 	"github.com/scopegate/scopegate/sessions"
 )
@@ -62,8 +63,15 @@ func newMCPCmd(a *app) *cobra.Command {
 		}
 		ctx, stop := interruptContext(cmd.Context())
 		defer stop()
+		// A long-running process: the directories the private view's walk
+		// looks at are watched, as serve's are.
 		warn := warner(a.stderr)
-		s := mcp.NewServer(mcp.Options{Gateway: a.gateway(), BranchDir: dir, SessionID: id,
+		gopts := a.gatewayOptions(nil, warn, nil)
+		if dirs, err := watch.NewDirs(watch.DirsOptions{}); err == nil {
+			defer dirs.Close()
+			gopts.Dirs = dirs
+		}
+		s := mcp.NewServer(mcp.Options{Gateway: gateway.New(gopts), BranchDir: dir, SessionID: id,
 			Branch: filepath.Base(dir), Version: readVersion().Version, Approvals: approvalSettings(cfgs, warn), Warn: warn})
 		if err := s.Run(ctx, &sdk.StdioTransport{}); err != nil && ctx.Err() == nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("mcp: %w", err)}

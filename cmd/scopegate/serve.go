@@ -53,8 +53,10 @@ type serveMain struct {
 	lock *server.Lock
 	lns  []net.Listener
 	srv  *server.Server
-	// watcher tells the gateway when the files it caches change.
+	// watcher tells the gateway when the files it caches change; dirs
+	// when the directories the private view's walk looked at change.
 	watcher *watch.Watcher
+	dirs    *watch.Dirs
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -167,6 +169,11 @@ func (m *serveMain) Open(ctx context.Context) error {
 		m.log.Warn("file changes are not watched: scope files are checked with a stat per decision", "err", err)
 	}
 	gopts.Watcher = m.watcher
+	m.dirs, err = watch.NewDirs(watch.DirsOptions{})
+	if err != nil {
+		m.log.Warn("directories are not watched: the private view's walk stats each directory per call", "err", err)
+	}
+	gopts.Dirs = m.dirs
 	// The chain heads of the branches in use stay open between appends.
 	gopts.KeepAuditOpen = keepAuditOpen
 	gw := gateway.New(gopts)
@@ -216,6 +223,9 @@ func (m *serveMain) Close() error {
 	m.lns = nil
 	if m.watcher != nil {
 		m.watcher.Close()
+	}
+	if m.dirs != nil {
+		m.dirs.Close()
 	}
 	if err := m.lock.Release(); err != nil {
 		errs = append(errs, err)

@@ -52,7 +52,13 @@ func (s *syncBuffer) String() string {
 // root and waits for its "listening" log line.
 func startServe(t testing.TB, w *workspace, args ...string) *served {
 	t.Helper()
-	cmd := w.cmd(append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	return startServeCmd(t, w.cmd(append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...))
+}
+
+// startServeCmd starts a serve command made by startServe's caller (its
+// environment set) and waits for its "listening" log line.
+func startServeCmd(t testing.TB, cmd *exec.Cmd) *served {
+	t.Helper()
 	pr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"profiles":              {"policy", "internal/yamlmsg"},
 	"sessions":              {"policy", "profiles", "internal/yamlmsg"},
 	"audit":                 {"policy", "internal/yamlmsg"},
-	"exec":                  {"policy", "exec/netproxy", "internal/yamlmsg"},
+	"exec":                  {"internal/watch", "policy", "exec/netproxy", "internal/yamlmsg"},
 	"exec/netproxy":         {},
 	"agents":                {"policy", "internal/yamlmsg"},
 	"learn":                 {"audit", "policy", "internal/yamlmsg"},

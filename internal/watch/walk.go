@@ -181,7 +181,13 @@ func localFS(path string) bool {
 	if err := syscall.Statfs(path, &fs); err != nil {
 		return false
 	}
-	switch uint32(fs.Type) {
+	return localType(uint32(fs.Type))
+}
+
+// localType reports whether a file system type's changes are all made by
+// this kernel: local disk and memory file systems.
+func localType(t uint32) bool {
+	switch t {
 	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
 		unix.F2FS_SUPER_MAGIC, unix.BCACHEFS_SUPER_MAGIC, unix.RAMFS_MAGIC, unix.OVERLAYFS_SUPER_MAGIC,
 		zfsSuperMagic:

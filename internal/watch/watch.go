@@ -1,5 +1,7 @@
-// Package watch tells a long-running process whether a file it read has
-// changed since, without a system call per question.
+// Package watch tells a long-running process whether a file it read, or a
+// directory it listed, has changed since, without a system call per
+// question: a [Watcher] follows a few paths (the files serve caches), a
+// [Dirs] many directories (the trees the private view is walked on).
 //
 // A Watcher watches, with inotify, every directory the kernel passes through
 // to reach a path (symbolic links followed as the kernel follows them) and
