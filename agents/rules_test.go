@@ -68,6 +68,9 @@ func TestClaudeBashRulesFailClosed(t *testing.T) {
 		"bash -c 'echo k'", "sh -lc \"ls -la\"", "eval 'echo x'", "find . -exec echo {} ;",
 		"ls $FLAGS", "$PROG x", "cat <(echo x)", "f() { echo x; }; f", "env -i A=1 echo x",
 		"timeout --signal=KILL 5 echo x", "sudo -u bob curl x", "export X=$(echo y)",
+		// The strings and operands the shell or a program runs as a command.
+		"trap 'echo x' EXIT", "trap -- 'curl x' INT", "busybox echo x", "strace -f echo x",
+		"ltrace echo x", "parallel echo ::: x",
 	} {
 		if _, ok, err := r.MatchCommand(command); err != nil || !ok {
 			t.Errorf("%q: matched %v, err %v; want a match", command, ok, err)

@@ -29,6 +29,7 @@ var wrappers = map[string]bool{
 	"timeout": true, "stdbuf": true, "env": true, "xargs": true, "sudo": true, "doas": true,
 	"setsid": true, "ionice": true, "chrt": true, "taskset": true, "flock": true, "unbuffer": true,
 	"watch": true, "runuser": true, "chroot": true, "unshare": true, "nsenter": true, "capsh": true,
+	"strace": true, "ltrace": true, "parallel": true, "busybox": true,
 }
 
 // shells run the string of their -c option.
@@ -116,6 +117,15 @@ func addForms(words []string, depth int, out *[][]string) error {
 		}
 	case base == "eval" && len(words) > 1:
 		return nested(strings.Join(words[1:], " "), depth, out)
+	case base == "trap":
+		// trap [--] ACTION SIGNAL…: the shell runs ACTION as eval would.
+		args := words[1:]
+		if len(args) > 0 && args[0] == "--" {
+			args = args[1:]
+		}
+		if len(args) > 1 && !strings.HasPrefix(args[0], "-") {
+			return nested(args[0], depth, out)
+		}
 	case base == "find":
 		for i := 1; i < len(words); i++ {
 			switch words[i] {

@@ -342,7 +342,6 @@ func (h *chainHead) seal(dst, text []byte, s hash.Hash) []byte {
 	if s == nil {
 		s = sha256.New()
 	}
-	s.Reset()
 	end := drawerEnd(text)
 	h.Seq++
 	start := len(dst)
@@ -351,18 +350,32 @@ func (h *chainHead) seal(dst, text []byte, s hash.Hash) []byte {
 	dst = strconv.AppendUint(dst, h.Seq, 10)
 	dst = append(dst, '\n')
 	dst = append(dst, chainKey...)
-	s.Write(dst[start:])
-	s.Write([]byte{'\n'})
-	s.Write(text[end:])
-	s.Write([]byte(h.Value))
-	var sum [sha256.Size]byte
+	// The value's place is kept, and filled once the text around it is in.
+	at := len(dst) - start
 	var hx [chainHexLen]byte
-	hex.Encode(hx[:], s.Sum(sum[:0]))
 	dst = append(dst, hx[:]...)
 	dst = append(dst, '\n')
 	dst = append(dst, text[end:]...)
+	hx = chainSum(s, dst[start:], at, chainHexLen, h.Value)
+	copy(dst[start+at:], hx[:])
 	h.Value = string(hx[:])
 	return dst
+}
+
+// chainSum is the :CHAIN: value of an entry chained after the value prev,
+// for the entry's text whose own :CHAIN: value is at [at, at+n): the
+// SHA-256, in lower-case hex, of the text without that value, followed by
+// prev. Both the writer (seal) and the reader (link.sum) use it. s is a
+// SHA-256 to reuse.
+func chainSum(s hash.Hash, entry []byte, at, n int, prev string) [chainHexLen]byte {
+	s.Reset()
+	s.Write(entry[:at])
+	s.Write(entry[at+n:])
+	s.Write([]byte(prev))
+	var sum [sha256.Size]byte
+	var hx [chainHexLen]byte
+	hex.Encode(hx[:], s.Sum(sum[:0]))
+	return hx
 }
 
 // drawerEnd is the offset of the ":END:" line of the drawer of a rendered
@@ -416,11 +429,8 @@ type link struct {
 
 // sum is the :CHAIN: value the entry would have after prev.
 func (l *link) sum(prev string) string {
-	s := sha256.New()
-	s.Write(l.raw[:l.at])
-	s.Write(l.raw[l.at+len(l.value):])
-	s.Write([]byte(prev))
-	return hex.EncodeToString(s.Sum(nil))
+	hx := chainSum(sha256.New(), l.raw, l.at, len(l.value), prev)
+	return string(hx[:])
 }
 
 // parseLink reads the drawer of one entry's text (from its headline).
@@ -484,6 +494,14 @@ func parseLink(raw []byte) link {
 		l.err = errors.New("no :CHAIN_SEQ: property")
 	}
 	return l
+}
+
+// offsetIn is where sub starts in text, of which it is a subslice
+// (text[off:…], as splitEntries hands them out): both share one backing
+// array and end at the same capacity, so the capacity sub lacks is its
+// offset.
+func offsetIn(text, sub []byte) int {
+	return cap(text) - cap(sub)
 }
 
 // splitEntries calls fn with the text of each level-1 entry of text (a

@@ -141,7 +141,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 		// edit changes the file, given its entries' spans; it returns the
 		// 1-based entry the break must name (0: the file's end).
 		edit   func(data []byte, sp [][2]int) ([]byte, int)
-		kind   string
+		kind   BreakKind
 		callID string
 	}{
 		{"edited argument", func(d []byte, sp [][2]int) ([]byte, int) {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/scopegate/scopegate/internal/atomicfile"
 )
 
 // InflightDir is the journal directory of a branch directory.
@@ -157,7 +159,7 @@ func (j *Journal) Recover(ctx context.Context, log *Log) (int, error) {
 			return n, err
 		}
 		name := d.Name()
-		if strings.HasPrefix(name, ".tmp-") {
+		if atomicfile.IsTemp(name) {
 			// A record being written when its writer died: the call never
 			// started. Old enough, it can only be such a leftover.
 			if fi, err := d.Info(); err == nil && now(j.Now).Sub(fi.ModTime()) > staleTemp {
@@ -359,29 +361,15 @@ func (j *Journal) read(path string) (Record, error) {
 	return rec, nil
 }
 
-// write replaces the record file atomically: temp file, fsync, rename.
+// write replaces the record file (atomicfile), its data forced to the
+// disk before its name (Sync): not Durable, which would put a second fsync
+// on the path of every call that writes.
 func (j *Journal) write(rec Record) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(j.Dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), j.path(rec.CallID))
+	return atomicfile.Write(j.path(rec.CallID), data, atomicfile.Options{Sync: true})
 }
 
 // validCallID keeps call ids usable as file names.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/scopegate/scopegate/internal/atomicfile"
 )
 
 // A branch's tools.org carries :MANAGED: (Entry.Managed) on its first entry
@@ -35,22 +37,10 @@ func ReadManagedMark(logPath string) (string, error) {
 }
 
 // WriteManagedMark records that the tools.org at logPath has recorded sum
-// (written to a temporary file renamed over the mark).
+// (atomicfile, nothing forced to the disk: a mark a crash loses makes the
+// next entry record the policy again).
 func WriteManagedMark(logPath, sum string) error {
-	path := ManagedMarkPath(logPath)
-	f, err := os.CreateTemp(filepath.Dir(path), ".managed-*")
-	if err != nil {
-		return fmt.Errorf("write managed mark: %w", err)
-	}
-	_, err = f.WriteString(sum + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.Write(ManagedMarkPath(logPath), []byte(sum+"\n"), atomicfile.Options{}); err != nil {
 		return fmt.Errorf("write managed mark: %w", err)
 	}
 	return nil

@@ -63,7 +63,7 @@ func Prune(text []byte, drop func(entry []byte) bool) Pruned {
 func firstHeadline(text []byte) int {
 	at := len(text)
 	splitEntries(text, 1, func(_ int, raw []byte) bool {
-		at = cap(text) - cap(raw) // raw is a subslice of text
+		at = offsetIn(text, raw)
 		return false
 	})
 	return at

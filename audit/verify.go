@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,26 +11,33 @@ import (
 	"syscall"
 )
 
+// BreakKind is the way a chain breaks: a closed vocabulary, written as
+// its word in `audit verify` (text and JSON).
+type BreakKind string
+
 // The ways a chain breaks ([Break.Kind]).
 const (
 	// BreakEdited: an entry's text (or its chain properties) no longer
 	// matches its :CHAIN:, or the last entry is not the one the head
 	// recorded.
-	BreakEdited = "edited"
+	BreakEdited BreakKind = "edited"
 	// BreakRemoved: entries are missing before this one.
-	BreakRemoved = "removed"
+	BreakRemoved BreakKind = "removed"
 	// BreakReordered: this entry comes before one written earlier, or
 	// appears twice.
-	BreakReordered = "reordered"
+	BreakReordered BreakKind = "reordered"
 	// BreakTruncated: the file ends before the entry the chain head records.
-	BreakTruncated = "truncated"
+	BreakTruncated BreakKind = "truncated"
 	// BreakInserted: an entry in scopegate's form without a chain after the
 	// chain began, or chained entries past the chain head.
-	BreakInserted = "inserted"
+	BreakInserted BreakKind = "inserted"
 	// BreakNoHead: the file has chained entries but the chain head beside
 	// it is missing or unreadable, so a cut tail could not be seen.
-	BreakNoHead = "head_missing"
+	BreakNoHead BreakKind = "head_missing"
 )
+
+// String is the kind's word.
+func (k BreakKind) String() string { return string(k) }
 
 // Report is what [Verify] found in a tools.org file.
 type Report struct {
@@ -63,7 +71,7 @@ type ReportHead struct {
 
 // Break is one place where the chain does not hold.
 type Break struct {
-	Kind string `json:"kind"`
+	Kind BreakKind `json:"kind"`
 	// Line is the line of the entry's headline (for a truncated file, the
 	// line just past its end); CallID and Seq are the entry's.
 	Line   int    `json:"line"`
@@ -130,23 +138,45 @@ type item struct {
 
 // verifyText checks the chain of tools.org text against head (nil: no
 // head file). It is [Verify] without the files; it never fails: anything
-// it cannot read is a break or a foreign entry.
+// it cannot read is a break or a foreign entry. It reads the entries, then
+// checks the chain entry by entry, then the file's tail against the head.
 func verifyText(text []byte, head *chainHead) Report {
 	r := Report{Breaks: []Break{}, Foreign: []Foreign{}}
 	if head != nil {
 		r.Head = &ReportHead{Seq: head.Seq, Chain: head.Value, Size: head.Size}
 	}
+	items, lines := readItems(text)
+	end := r.checkChain(items, head)
+	r.checkTail(items, head, end, lines, int64(len(text)))
+	r.OK = len(r.Breaks) == 0
+	return r
+}
+
+// readItems splits text into its level-1 entries, with their chain
+// properties read, and counts its lines (the line just past its end).
+func readItems(text []byte) ([]item, int) {
 	var items []item
-	lines := 1
 	splitEntries(text, 1, func(line int, raw []byte) bool {
-		items = append(items, item{line, int64(cap(text) - cap(raw)), parseLink(raw)})
+		items = append(items, item{line, int64(offsetIn(text, raw)), parseLink(raw)})
 		return true
 	})
-	for _, c := range text {
-		if c == '\n' {
-			lines++
-		}
-	}
+	lines := 1 + bytes.Count(text, []byte{'\n'})
+	return items, lines
+}
+
+// chainEnd is where the chain of a file ends: its highest entry, whose
+// sequence number and value the head must record, and the call of the
+// last chained entry, which the tail's breaks name.
+type chainEnd struct {
+	seq      uint64
+	value    string
+	lastCall string
+}
+
+// checkChain checks each chained entry against the one before it, adding
+// the breaks to r and counting the unchained and foreign entries, and
+// returns where the chain ends.
+func (r *Report) checkChain(items []item, head *chainHead) chainEnd {
 	// Where each sequence number appears, to tell a removal from a move.
 	at := map[uint64][]int{}
 	for i, it := range items {
@@ -154,19 +184,19 @@ func verifyText(text []byte, head *chainHead) Report {
 			at[it.l.seq] = append(at[it.l.seq], i)
 		}
 	}
-	brk := func(kind string, it item, format string, args ...any) {
+	brk := func(kind BreakKind, it item, format string, args ...any) {
 		r.Breaks = append(r.Breaks, Break{Kind: kind, Line: it.line, CallID: it.l.callID, Seq: it.l.seq,
 			Detail: fmt.Sprintf(format, args...)})
 	}
-	var prevSeq, maxSeq uint64
-	prev, maxVal := "", ""
+	var prevSeq uint64
+	prev := ""
+	var end chainEnd
 	if head != nil {
 		// The chain of the file goes on from its last pruned entry.
 		prevSeq, prev = head.BaseSeq, head.BaseValue
-		maxSeq, maxVal = prevSeq, prev
+		end.seq, end.value = prevSeq, prev
 	}
 	started := false
-	lastCall := ""
 	for i, it := range items {
 		l := &it.l
 		if !l.chained {
@@ -182,15 +212,15 @@ func verifyText(text []byte, head *chainHead) Report {
 		}
 		started = true
 		r.Entries++
-		lastCall = l.callID
+		end.lastCall = l.callID
 		if l.err != nil {
 			brk(BreakEdited, it, "its chain properties are damaged: %v", l.err)
 			if l.seq != 0 {
 				prevSeq = l.seq
 			}
 			prev = l.value
-			if l.seq > maxSeq {
-				maxSeq, maxVal = l.seq, l.value
+			if l.seq > end.seq {
+				end.seq, end.value = l.seq, l.value
 			}
 			continue
 		}
@@ -213,35 +243,38 @@ func verifyText(text []byte, head *chainHead) Report {
 			}
 		}
 		prevSeq, prev = l.seq, l.value
-		if l.seq >= maxSeq {
-			maxSeq, maxVal = l.seq, l.value
+		if l.seq >= end.seq {
+			end.seq, end.value = l.seq, l.value
 		}
 	}
-	// The tail is checked against the head from the highest entry found, so
-	// that a move inside the file is not also reported as a cut.
+	return end
+}
+
+// checkTail checks the end of the file against the head, from the highest
+// entry found (end), so that a move inside the file is not also reported
+// as a cut; lines and size are the file's. Entries that continue the
+// chain past the head where it says the file ended are unrecorded, not a
+// break.
+func (r *Report) checkTail(items []item, head *chainHead, end chainEnd, lines int, size int64) {
+	brk := func(kind BreakKind, detail string) {
+		r.Breaks = append(r.Breaks, Break{Kind: kind, Line: lines, CallID: end.lastCall, Seq: end.seq, Detail: detail})
+	}
 	switch {
 	case head == nil && r.Entries > 0:
-		r.Breaks = append(r.Breaks, Break{Kind: BreakNoHead, Line: lines, CallID: lastCall, Seq: maxSeq,
-			Detail: "the chain head beside tools.org is missing or unreadable, so a cut tail cannot be seen"})
+		brk(BreakNoHead, "the chain head beside tools.org is missing or unreadable, so a cut tail cannot be seen")
 	case head == nil:
-	case head.Seq > maxSeq:
-		r.Breaks = append(r.Breaks, Break{Kind: BreakTruncated, Line: lines, CallID: lastCall, Seq: maxSeq,
-			Detail: fmt.Sprintf("the file ends after entry %d; the chain head records entry %d", maxSeq, head.Seq)})
-	case head.Seq < maxSeq && len(r.Breaks) == 0 && followsHead(items, *head):
-		r.Unrecorded = int(maxSeq - head.Seq)
-	case head.Seq < maxSeq:
-		r.Breaks = append(r.Breaks, Break{Kind: BreakInserted, Line: lines, CallID: lastCall, Seq: maxSeq,
-			Detail: fmt.Sprintf("%s past the chain head (entry %d): added, or an append that stopped before it recorded the head",
-				missing(head.Seq+1, maxSeq), head.Seq)})
-	case head.Value != maxVal:
-		r.Breaks = append(r.Breaks, Break{Kind: BreakEdited, Line: lines, CallID: lastCall, Seq: maxSeq,
-			Detail: fmt.Sprintf("the last entry is not the one the chain head records (entry %d)", head.Seq)})
-	case int64(len(text)) < head.Size:
-		r.Breaks = append(r.Breaks, Break{Kind: BreakTruncated, Line: lines, CallID: lastCall, Seq: maxSeq,
-			Detail: fmt.Sprintf("the file has %d bytes; the chain head records %d", len(text), head.Size)})
+	case head.Seq > end.seq:
+		brk(BreakTruncated, fmt.Sprintf("the file ends after entry %d; the chain head records entry %d", end.seq, head.Seq))
+	case head.Seq < end.seq && len(r.Breaks) == 0 && followsHead(items, *head):
+		r.Unrecorded = int(end.seq - head.Seq)
+	case head.Seq < end.seq:
+		brk(BreakInserted, fmt.Sprintf("%s past the chain head (entry %d): added, or an append that stopped before it recorded the head",
+			missing(head.Seq+1, end.seq), head.Seq))
+	case head.Value != end.value:
+		brk(BreakEdited, fmt.Sprintf("the last entry is not the one the chain head records (entry %d)", head.Seq))
+	case size < head.Size:
+		brk(BreakTruncated, fmt.Sprintf("the file has %d bytes; the chain head records %d", size, head.Size))
 	}
-	r.OK = len(r.Breaks) == 0
-	return r
 }
 
 // followsHead reports whether the chained entries past head (the chain

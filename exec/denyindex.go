@@ -23,6 +23,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"golang.org/x/sys/unix"
 
+	"github.com/scopegate/scopegate/internal/atomicfile"
 	"github.com/scopegate/scopegate/internal/watch"
 )
 
@@ -1317,8 +1318,9 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// writePrivate writes a file mode 0600 atomically (a temporary file
-// renamed over it), making its directory mode 0700.
+// writePrivate writes a file mode 0600 (atomicfile), making its directory
+// mode 0700. A cache: a file lost in a crash, or torn (its CRC fails), is
+// walked again.
 func writePrivate(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -1327,7 +1329,7 @@ func writePrivate(path string, data []byte) error {
 	if err := privateDir(dir); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, data)
+	return atomicfile.Write(path, data, atomicfile.Options{})
 }
 
 // crc32c is the Castagnoli CRC of b.

@@ -3,7 +3,6 @@ package exec
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/scopegate/scopegate/internal/atomicfile"
 	"github.com/scopegate/scopegate/policy"
 )
 
@@ -240,9 +240,9 @@ func (r *Runner) readFile(ctx context.Context, a policy.ReadFileArgs, cwd string
 	return res, nil
 }
 
-// writeAtomic replaces rel below root with data: a temporary file in the
-// same directory, fsync, rename. An existing file keeps its mode; a new
-// one gets 0644 and new directories 0755, both less the umask.
+// writeAtomic replaces rel below root with data (atomicfile.WriteIn). An
+// existing file keeps its mode; a new one gets 0644 and new directories
+// 0755, both less the umask.
 func writeAtomic(root *os.Root, rel string, data []byte) error {
 	if dir := filepath.Dir(rel); dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
@@ -262,37 +262,9 @@ func writeAtomic(root *os.Root, rel string, data []byte) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".scopegate-"+rand.Text()[:12])
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			_ = root.Remove(tmp)
-		}
-	}()
-	if keep {
-		if err := f.Chmod(mode); err != nil {
-			return err
-		}
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := root.Rename(tmp, rel); err != nil {
-		return err
-	}
-	ok = true
-	return nil
+	// The data is on the disk before the name (Sync): a crash leaves the
+	// old file or the new one, never an empty one under the file's name.
+	return atomicfile.WriteIn(root, rel, data, mode, atomicfile.Options{Sync: true, ExactPerm: keep})
 }
 
 func (r *Runner) writeFile(ctx context.Context, a policy.WriteFileArgs, cwd string) (Result, error) {

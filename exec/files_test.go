@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/scopegate/scopegate/internal/atomicfile"
 	"github.com/scopegate/scopegate/policy"
 )
 
@@ -171,7 +172,7 @@ func TestWriteFile(t *testing.T) {
 			}
 			ents, _ := os.ReadDir(filepath.Dir(full))
 			for _, ent := range ents {
-				if strings.Contains(ent.Name(), ".scopegate-") {
+				if atomicfile.IsTemp(ent.Name()) {
 					t.Errorf("temporary file %s left behind", ent.Name())
 				}
 			}

@@ -20,15 +20,21 @@ import (
 // program. Two processes take part, each with files of its own:
 //
 //   - the gateway: runner.go, proc.go, masks.go, sockets.go, landlock.go
-//     (what is granted) and view_gateway.go (starting the helper in its
-//     namespaces, the namespace probe, the gateway's ends of the pipes);
+//     (what is granted), view_gateway.go (starting the helper in its
+//     namespaces, the namespace probe, the gateway's ends of the pipes)
+//     and network.go (serving a proxy view's listeners);
 //   - the helper: helper.go (its entry point, [RunHelper], Landlock
 //     alone), view_helper.go (PID 1 of the private view's namespaces),
-//     sockets_helper.go and seccomp.go (its filter, in both cases).
+//     netns.go (the program's network namespace), sockets_helper.go and
+//     seccomp.go (its filter, in both cases).
 //
-// This file is all they agree on. The helper is a fresh process image: it
-// knows only its argv, its environment (the program's) and the
-// descriptors below.
+// This file is all they agree on: every descriptor, message byte, exit
+// status, argument and listener of the protocol is declared here, and
+// the functions that encode and decode its messages (TestProtocolInOneFile
+// fails on a constant named as one of the protocol's, …FD, …Byte,
+// …ExitCode, …Arg, …Listener, …Port, declared in another file). The helper
+// is a fresh process image: it knows only its argv, its environment (the
+// program's) and the descriptors below.
 //
 // # Argv
 //
@@ -38,9 +44,10 @@ import (
 //	scopegate probeArg UID GID                           (probeArgv)
 //
 // RULES is [rules] as JSON, with the private view ([view]) in it when the
-// helper is to build one; PROGRAM is absolute. The view's masks, which a
-// big tree makes too many for one argv string (Linux bounds it at 128
-// KiB), come on masksFD instead.
+// helper is to build one; PROGRAM is absolute, and so is every path of
+// every list in RULES ([rules.pathLists]), or the helper refuses them. The
+// view's masks, which a big tree makes too many for one argv string (Linux
+// bounds it at 128 KiB), come on masksFD instead, absolute too.
 //
 // # Descriptors
 //
@@ -67,13 +74,14 @@ import (
 // never signals the helper itself. A hang-up means the gateway is gone:
 // the helper ends, and the kernel kills everything in its namespaces.
 //
-// On netFD, for a view whose network is "proxy" ([view.Network]), the
-// helper sends listenersByte once, with the listening sockets it made in
-// the program's new network namespace as SCM_RIGHTS, in this order: the
-// HTTP proxy (TCP 127.0.0.1:3128), SOCKS5 (TCP 127.0.0.1:1080), the DNS
-// stub over UDP and over TCP (127.0.0.1:53), then one TCP listener at
-// 127.0.0.1 for each port of [view.Forward], which the gateway connects
-// to the same port of the host's loopback. It sends them before
+// On netFD, for a view whose network is NetworkProxy ([view.Network]),
+// the helper sends listenersByte once (sendFDs, recvFDs), with the
+// listening sockets it made in the program's new network namespace as
+// SCM_RIGHTS, in the order of [nsListeners]: the HTTP proxy (TCP
+// 127.0.0.1:3128), SOCKS5 (TCP 127.0.0.1:1080), the DNS stub over UDP and
+// over TCP (127.0.0.1:53), then one TCP listener at 127.0.0.1 for each
+// port of [view.Forward], which the gateway connects to the same port of
+// the host's loopback. It sends them before
 // viewBuiltByte: the gateway serves them (netproxy) before the program
 // runs, and a program that connects at once waits in their backlog. A
 // helper that cannot make them exits helperExitCode without sending them.
@@ -205,14 +213,27 @@ func readMasks() ([]string, error) {
 	if _, err := f.ReadAt(b, 0); err != nil && st.Size > 0 {
 		return nil, fmt.Errorf("read masks: %w", err)
 	}
+	out, err := decodeMasks(b)
+	if err != nil {
+		return nil, fmt.Errorf("read masks: %w", err)
+	}
+	return out, nil
+}
+
+// decodeMasks reads what writeMasks wrote: absolute paths, each followed
+// by a NUL.
+func decodeMasks(b []byte) ([]string, error) {
 	if len(b) > 0 && b[len(b)-1] != 0 {
-		return nil, errors.New("read masks: not NUL-terminated")
+		return nil, errors.New("not NUL-terminated")
 	}
 	var out []string
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, 0)
 		out = append(out, string(b[:i]))
 		b = b[i+1:]
+	}
+	if err := checkPaths(out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -235,6 +256,96 @@ const (
 	// of the program's network namespace.
 	listenersByte = 'n'
 )
+
+// The network of a proxy view (view.Network is NetworkProxy): the
+// listeners the helper makes in the program's network namespace, at
+// fixed addresses. Each program has a namespace of its own, so fixed ports
+// collide with nothing but a program's own server on the same port.
+const (
+	nsHTTPPort  = 3128 // the HTTP proxy, TCP 127.0.0.1
+	nsSOCKSPort = 1080 // SOCKS5, TCP 127.0.0.1
+	nsDNSPort   = 53   // the DNS stub, UDP and TCP 127.0.0.1
+)
+
+// The listeners in the order the helper passes them with listenersByte,
+// before one for each forwarded port ([view.Forward]).
+const (
+	httpListener   = iota // TCP nsHTTPPort
+	socksListener         // TCP nsSOCKSPort
+	dnsUDPListener        // UDP nsDNSPort
+	dnsTCPListener        // TCP nsDNSPort
+	// nsListenerCount is how many come before the forwarded ports'.
+	nsListenerCount
+)
+
+// maxForwards bounds the loopback ports forwarded into one namespace.
+const maxForwards = 64
+
+// nsListener is one listener of a proxy view: its socket type and port.
+type nsListener struct {
+	typ, port int
+}
+
+// nsListeners are the listeners of a proxy view, indexed as above.
+func nsListeners() [nsListenerCount]nsListener {
+	var l [nsListenerCount]nsListener
+	l[httpListener] = nsListener{unix.SOCK_STREAM, nsHTTPPort}
+	l[socksListener] = nsListener{unix.SOCK_STREAM, nsSOCKSPort}
+	l[dnsUDPListener] = nsListener{unix.SOCK_DGRAM, nsDNSPort}
+	l[dnsTCPListener] = nsListener{unix.SOCK_STREAM, nsDNSPort}
+	return l
+}
+
+// sendFDs sends fds with one byte b over the unix socket sock
+// (SCM_RIGHTS): the helper's listenersByte on netFD.
+func sendFDs(sock int, b byte, fds []int) error {
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	if err := unix.Sendmsg(sock, []byte{b}, oob, nil, 0); err != nil {
+		return fmt.Errorf("pass listeners: %w", err)
+	}
+	return nil
+}
+
+// recvFDs receives one byte and up to max descriptors sent with it from
+// the unix socket f: the gateway's end of sendFDs. Descriptors beyond max are closed and make an error.
+func recvFDs(f *os.File, max int) (byte, []*os.File, error) {
+	var b [1]byte
+	oob := make([]byte, unix.CmsgSpace(4*(max+1)))
+	n, oobn, flags, _, err := unix.Recvmsg(int(f.Fd()), b[:], oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return 0, nil, fmt.Errorf("receive listeners: %w", err)
+	}
+	var fds []int
+	if oobn > 0 {
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			return 0, nil, fmt.Errorf("receive listeners: %w", err)
+		}
+		for _, m := range msgs {
+			rights, err := unix.ParseUnixRights(&m)
+			if err == nil {
+				fds = append(fds, rights...)
+			}
+		}
+	}
+	if n == 0 || flags&unix.MSG_CTRUNC != 0 || len(fds) > max {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		if n == 0 {
+			return 0, nil, errors.New("receive listeners: the helper said nothing")
+		}
+		return 0, nil, errors.New("receive listeners: too many descriptors")
+	}
+	files := make([]*os.File, len(fds))
+	for i, fd := range fds {
+		files[i] = os.NewFile(uintptr(fd), fmt.Sprintf("listener-%d", i))
+	}
+	return b[0], files, nil
+}
 
 // privateTmp is where the private view mounts its fresh tmpfs: the
 // gateway grants it and carries the roots below it ([view.Carry]), the
@@ -294,9 +405,9 @@ type view struct {
 	Pins  []string `json:"pins,omitempty"`
 	Repos []string `json:"repos,omitempty"`
 	// Network is the program's network: "" the host's (network: any, no
-	// network namespace), viewNetNone a namespace with loopback alone,
-	// viewNetProxy one whose way out are the listeners passed on netFD.
-	Network string `json:"network,omitempty"`
+	// network namespace), NetworkNone a namespace with loopback alone,
+	// NetworkProxy one whose way out are the listeners passed on netFD.
+	Network NetworkMode `json:"network,omitempty"`
 	// Forward are the host's loopback ports the scope names: for a proxy
 	// view the helper also listens on each at 127.0.0.1 and passes the
 	// listeners after the first four, in this order.
@@ -328,6 +439,13 @@ type view struct {
 	Fresh       []string `json:"fresh,omitempty"`
 	Keep        []string `json:"keep,omitempty"`
 	SocketMasks []string `json:"socket_masks,omitempty"`
+}
+
+// viewLink is a symbolic link the view recreates in a hidden directory,
+// on the way to a tree bound back into it.
+type viewLink struct {
+	Path   string `json:"path"`
+	Target string `json:"target"`
 }
 
 // helperArgv returns the argv that runs program under the helper.
@@ -363,17 +481,17 @@ func parseHelperArgs(args []string) (rules, string, []string, error) {
 	if err := json.Unmarshal([]byte(args[2]), &rl); err != nil {
 		return rules{}, "", nil, fmt.Errorf("decode rules: %w", err)
 	}
-	lists := [][]string{rl.RW, rl.RWFiles, rl.RO, rl.Sockets}
+	if err := checkPaths(rl.pathLists()...); err != nil {
+		return rules{}, "", nil, fmt.Errorf("decode rules: %w", err)
+	}
 	if rl.View != nil {
-		lists = append(lists, rl.View.Carry, rl.View.Hide, rl.View.Bind, rl.View.Fresh, rl.View.Keep, rl.View.SocketMasks)
 		for _, l := range rl.View.Links {
-			lists = append(lists, []string{l.Path})
 			if strings.IndexByte(l.Target, 0) >= 0 || l.Target == "" {
 				return rules{}, "", nil, fmt.Errorf("decode rules: link target %q", l.Target)
 			}
 		}
 		switch rl.View.Network {
-		case "", viewNetNone, viewNetProxy:
+		case "", NetworkNone, NetworkProxy:
 		default:
 			return rules{}, "", nil, fmt.Errorf("decode rules: network %q", rl.View.Network)
 		}
@@ -386,13 +504,6 @@ func parseHelperArgs(args []string) (rules, string, []string, error) {
 			}
 		}
 	}
-	for _, list := range lists {
-		for _, p := range list {
-			if !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
-				return rules{}, "", nil, fmt.Errorf("decode rules: path %q is not absolute", p)
-			}
-		}
-	}
 	if !filepath.IsAbs(args[4]) {
 		return rules{}, "", nil, fmt.Errorf("program %q is not absolute", args[4])
 	}
@@ -401,6 +512,34 @@ func parseHelperArgs(args []string) (rules, string, []string, error) {
 		argv = []string{args[4]}
 	}
 	return rl, args[4], argv, nil
+}
+
+// pathLists are every list of paths the rules carry in their JSON: the
+// helper refuses rules where one holds a path that is not absolute
+// (parseHelperArgs). A new list of paths joins here.
+func (rl *rules) pathLists() [][]string {
+	lists := [][]string{rl.RW, rl.RWFiles, rl.RO, rl.Sockets}
+	if v := rl.View; v != nil {
+		lists = append(lists, v.Carry, v.Hide, v.Bind, v.ReadOnly, v.Writable, v.Pins, v.Repos,
+			v.Fresh, v.Keep, v.SocketMasks)
+		for _, l := range v.Links {
+			lists = append(lists, []string{l.Path})
+		}
+	}
+	return lists
+}
+
+// checkPaths returns an error naming the first path of lists that is not
+// absolute or holds a NUL.
+func checkPaths(lists ...[]string) error {
+	for _, list := range lists {
+		for _, p := range list {
+			if !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
+				return fmt.Errorf("path %q is not absolute", p)
+			}
+		}
+	}
+	return nil
 }
 
 // parseProbeArgs reads the probe's argv: the gateway's uid and gid.

@@ -18,11 +18,12 @@ import (
 
 // hostSecrets are the host files masked in every private view whatever
 // the scope says: password and group hashes, ssh host keys, sudo rules,
-// TLS and Kerberos keys, stored network and VPN secrets. Globs are
+// TLS and Kerberos keys, stored network and VPN secrets, the terminals. Globs are
 // expanded when a call starts; a directory is masked whole.
 func hostSecrets() []string {
 	return []string{
 		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+		"/var/backups/*shadow*", // Debian's daily copies: shadow.bak, gshadow.bak
 		"/etc/security/opasswd",
 		"/etc/ssh/*_key", "/etc/ssh/*_key-cert.pub",
 		"/etc/sudoers", "/etc/sudoers.d",
@@ -32,6 +33,11 @@ func hostSecrets() []string {
 		"/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets", "/etc/ipsec.secrets",
 		"/etc/letsencrypt/archive", "/etc/letsencrypt/keys",
 		"/etc/docker/key.json",
+		// The user's other terminals and the console: what is typed
+		// there (a password) is read by any program that may read them,
+		// which a scope reading /** may. No program of a view can
+		// open /dev/ptmx anyway (Landlock).
+		"/dev/pts", "/dev/console",
 	}
 }
 
@@ -303,6 +309,7 @@ func (r *Runner) view(ctx context.Context, tmp string, bestEffort bool) (*view, 
 	}
 	v.linksToo = p.linksToo && !failed
 	r.protectRepos(v, gits)
+	r.pinMasks(v)
 	v.Carry = outermost(append(belowTmp(append(append(slices.Clone(r.readRts), r.writeRts...), tmp)), p.carry...))
 	if err := r.socketView(v); err != nil {
 		return nil, save, err
@@ -332,4 +339,36 @@ func belowTmp(roots []string) []string {
 		}
 	}
 	return below
+}
+
+// pinMasks adds to v.Pins the directories between each write root and
+// the masks below it. The masks are found once per call, before its first
+// program: a directory moved by one program (mv sub moved) would take its
+// denied files out from under the masks of the programs after it. A mount
+// point cannot be renamed, so no program of the call can move them.
+func (r *Runner) pinMasks(v *view) {
+	if r.opts.Broad {
+		return
+	}
+	roots := outermost(r.writeRts)
+	seen := map[string]bool{}
+	for _, p := range v.Pins {
+		seen[p] = true
+	}
+	for _, ms := range [][]string{v.Masks, v.SocketMasks} {
+		for _, m := range ms {
+			root := slices.IndexFunc(roots, func(w string) bool { return within(m, w) })
+			if root < 0 {
+				continue // outside the write roots: no program can move it
+			}
+			for d := filepath.Dir(m); d != roots[root] && within(d, roots[root]) && !seen[d]; d = filepath.Dir(d) {
+				seen[d] = true
+				v.Pins = append(v.Pins, d)
+			}
+		}
+	}
+	// Outer pins first: each binds the tree as the previous left it.
+	slices.SortStableFunc(v.Pins, func(a, b string) int {
+		return strings.Count(a, "/") - strings.Count(b, "/")
+	})
 }

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -21,41 +20,19 @@ import (
 // resolv.conf naming 127.0.0.1 over /etc/resolv.conf. With `network: none`
 // there are no listeners: loopback alone, no way out.
 
-// Addresses of the listeners inside a program's network namespace. Each
-// program has a namespace of its own, so fixed ports collide with nothing
-// but a program's own server on the same port.
-const (
-	nsHTTPPort  = 3128
-	nsSOCKSPort = 1080
-	nsDNSPort   = 53
-)
-
-// Network modes of a view ([view.Network]).
-const (
-	viewNetNone  = "none"
-	viewNetProxy = "proxy"
-)
-
-// nsListenerCount is how many descriptors a proxy view passes back before
-// the forwarded ports' ([view.Forward]): the HTTP proxy, SOCKS5, DNS over
-// UDP and over TCP, in that order.
-const nsListenerCount = 4
-
-// maxForwards bounds the loopback ports forwarded into one namespace.
-const maxForwards = 64
-
 // resolvConf is what the view's /etc/resolv.conf says: the stub alone,
 // one attempt, so that a refused name fails at once.
 const resolvConf = "# scopegate: names are answered by the gateway's DNS stub\nnameserver 127.0.0.1\noptions attempts:1 timeout:5\n"
 
 // setupNetwork brings lo up in the helper's new network namespace and,
 // for a proxy view, makes the listeners and returns their descriptors
-// (close-on-exec).
-func setupNetwork(mode string, forward []int) ([]int, error) {
+// (close-on-exec), in the order of the protocol (nsListeners, then the
+// forwarded ports).
+func setupNetwork(mode NetworkMode, forward []int) ([]int, error) {
 	if err := loopbackUp(); err != nil {
 		return nil, err
 	}
-	if mode != viewNetProxy {
+	if mode != NetworkProxy {
 		return nil, nil
 	}
 	var fds []int
@@ -65,9 +42,7 @@ func setupNetwork(mode string, forward []int) ([]int, error) {
 		}
 		return nil, err
 	}
-	for _, l := range []struct {
-		typ, port int
-	}{{unix.SOCK_STREAM, nsHTTPPort}, {unix.SOCK_STREAM, nsSOCKSPort}, {unix.SOCK_DGRAM, nsDNSPort}, {unix.SOCK_STREAM, nsDNSPort}} {
+	for _, l := range nsListeners() {
 		fd, err := listenLoopback(l.typ, l.port)
 		if err != nil {
 			return fail(err)
@@ -125,56 +100,6 @@ func listenLoopback(typ, port int) (int, error) {
 	return fd, nil
 }
 
-// sendFDs sends fds with one byte b over the unix socket sock (SCM_RIGHTS).
-func sendFDs(sock int, b byte, fds []int) error {
-	var oob []byte
-	if len(fds) > 0 {
-		oob = unix.UnixRights(fds...)
-	}
-	if err := unix.Sendmsg(sock, []byte{b}, oob, nil, 0); err != nil {
-		return fmt.Errorf("pass listeners: %w", err)
-	}
-	return nil
-}
-
-// recvFDs receives one byte and up to max descriptors sent with it from
-// the unix socket f. Descriptors beyond max are closed and make an error.
-func recvFDs(f *os.File, max int) (byte, []*os.File, error) {
-	var b [1]byte
-	oob := make([]byte, unix.CmsgSpace(4*(max+1)))
-	n, oobn, flags, _, err := unix.Recvmsg(int(f.Fd()), b[:], oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil {
-		return 0, nil, fmt.Errorf("receive listeners: %w", err)
-	}
-	var fds []int
-	if oobn > 0 {
-		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-		if err != nil {
-			return 0, nil, fmt.Errorf("receive listeners: %w", err)
-		}
-		for _, m := range msgs {
-			rights, err := unix.ParseUnixRights(&m)
-			if err == nil {
-				fds = append(fds, rights...)
-			}
-		}
-	}
-	if n == 0 || flags&unix.MSG_CTRUNC != 0 || len(fds) > max {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		if n == 0 {
-			return 0, nil, errors.New("receive listeners: the helper said nothing")
-		}
-		return 0, nil, errors.New("receive listeners: too many descriptors")
-	}
-	files := make([]*os.File, len(fds))
-	for i, fd := range fds {
-		files[i] = os.NewFile(uintptr(fd), fmt.Sprintf("listener-%d", i))
-	}
-	return b[0], files, nil
-}
-
 // bindResolvConf writes [resolvConf] in the private /tmp and binds it
 // read-only over /etc/resolv.conf (the link's target when it is one). A
 // host without /etc/resolv.conf is left as it is: its programs find no
@@ -199,12 +124,12 @@ func bindResolvConf() error {
 // joinNetwork sets up the program's network namespace, in the helper:
 // loopback up and, for a proxy view, the listeners passed to the gateway
 // on netFD and the resolv.conf naming the stub.
-func joinNetwork(mode string, forward []int) error {
+func joinNetwork(mode NetworkMode, forward []int) error {
 	fds, err := setupNetwork(mode, forward)
 	if err != nil {
 		return err
 	}
-	if mode != viewNetProxy {
+	if mode != NetworkProxy {
 		return nil
 	}
 	err = sendFDs(netFD, listenersByte, fds)

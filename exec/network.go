@@ -17,9 +17,24 @@ import (
 // policy.Network implements it.
 type NetworkPolicy interface {
 	netproxy.Policy
-	// Mode is policy.NetworkNone, NetworkAny or NetworkList.
-	Mode() string
+	// Mode is what the section lets programs reach.
+	Mode() policy.NetworkMode
 }
+
+// NetworkMode is the network a shell call's programs really got, as its
+// result names it (network_mode, CONTRACT §3), and the network of a
+// private view ([view.Network]).
+type NetworkMode string
+
+// The network modes of a call.
+const (
+	NetworkNone  NetworkMode = "none"  // a namespace with no way out
+	NetworkProxy NetworkMode = "proxy" // only the listed hosts, through scopegate's proxies
+	NetworkHost  NetworkMode = "host"  // the host's network (network: any)
+)
+
+// String is the mode's word.
+func (m NetworkMode) String() string { return string(m) }
 
 // loopbackPorter is a NetworkPolicy that names loopback ports of the host
 // (policy.Network.LoopbackPorts).
@@ -49,26 +64,28 @@ func (r *Runner) forwardPorts() []int {
 // or Landlock alone), so they do not run.
 var ErrNoNetworkNamespace = errors.New("the scope restricts the network, and this host cannot give programs a network namespace of their own (run with --confine best-effort to let them use the host's network)")
 
-// wantNetwork is the network mode the scope asks for: ModeNone, ModeProxy
-// or ModeHost. No network section at all is none.
-func (r *Runner) wantNetwork() string {
+// wantNetwork is the network mode the scope asks for: the one mapping
+// from a scope's network section to what its programs get (any: the
+// host's, a list: the proxies, none: nothing). No network section at all
+// is none.
+func (r *Runner) wantNetwork() NetworkMode {
 	if r.opts.Network == nil {
-		return netproxy.ModeNone
+		return NetworkNone
 	}
 	switch r.opts.Network.Mode() {
 	case policy.NetworkAny:
-		return netproxy.ModeHost
+		return NetworkHost
 	case policy.NetworkList:
-		return netproxy.ModeProxy
+		return NetworkProxy
 	}
-	return netproxy.ModeNone
+	return NetworkNone
 }
 
 // callNet is the network of one shell call's programs: the mode applied,
 // and for a network list the proxy that serves every program's
 // listeners, until the call ends.
 type callNet struct {
-	mode string
+	mode NetworkMode
 	// err, when set, keeps every program from running (exit 126).
 	err error
 	// warn is said once on the call's stderr before its first program.
@@ -86,7 +103,7 @@ func (sh *shell) planNetwork() {
 	r := sh.r
 	n := &sh.net
 	n.mode = r.wantNetwork()
-	if n.mode == netproxy.ModeHost {
+	if n.mode == NetworkHost {
 		return
 	}
 	if sh.rules.View == nil {
@@ -96,14 +113,14 @@ func (sh *shell) planNetwork() {
 			return
 		}
 		n.warn = fmt.Sprintf("scopegate: network: this host cannot give programs a network namespace; with --confine best-effort they use the host's network unrestricted (the scope says %s)", n.mode)
-		n.mode = netproxy.ModeHost
+		n.mode = NetworkHost
 		return
 	}
-	sh.rules.View.Network = viewNetNone
-	if n.mode != netproxy.ModeProxy {
+	sh.rules.View.Network = NetworkNone
+	if n.mode != NetworkProxy {
 		return
 	}
-	sh.rules.View.Network = viewNetProxy
+	sh.rules.View.Network = NetworkProxy
 	sh.rules.View.Forward = r.forwardPorts()
 	p, err := netproxy.New(netproxy.Options{Policy: r.opts.Network, Resolver: r.opts.Resolver})
 	if err != nil {
@@ -116,7 +133,7 @@ func (sh *shell) planNetwork() {
 // network returns, once the call's context for the network has ended,
 // the connections its programs attempted and the network mode applied
 // (for a call that started no program, the mode the scope asks for).
-func (sh *shell) network() ([]netproxy.Conn, string) {
+func (sh *shell) network() ([]netproxy.Conn, NetworkMode) {
 	n := &sh.net
 	if n.mode == "" {
 		return nil, sh.r.wantNetwork()
@@ -128,8 +145,9 @@ func (sh *shell) network() ([]netproxy.Conn, string) {
 	return n.proxy.Conns(), n.mode
 }
 
-// serve serves the listeners a helper passed back (HTTP proxy, SOCKS5,
-// DNS over UDP, DNS over TCP) until the call ends. The files are closed.
+// serve serves the listeners a helper passed back (helper_protocol.go:
+// the HTTP proxy, SOCKS5, DNS over UDP and over TCP, then the forwarded
+// ports) until the call ends. The files are closed.
 func (n *callNet) serve(files []*os.File) error {
 	defer func() {
 		for _, f := range files {
@@ -144,7 +162,7 @@ func (n *callNet) serve(files []*os.File) error {
 		return fmt.Errorf("serve the network: %d listeners passed, want %d", len(files), nsListenerCount+len(forward))
 	}
 	var lns [3]net.Listener
-	for i, f := range []*os.File{files[0], files[1], files[3]} {
+	for i, f := range []*os.File{files[httpListener], files[socksListener], files[dnsTCPListener]} {
 		ln, err := net.FileListener(f)
 		if err != nil {
 			for _, l := range lns[:i] {
@@ -154,7 +172,7 @@ func (n *callNet) serve(files []*os.File) error {
 		}
 		lns[i] = ln
 	}
-	pc, err := net.FilePacketConn(files[2])
+	pc, err := net.FilePacketConn(files[dnsUDPListener])
 	if err != nil {
 		for _, l := range lns {
 			l.Close()

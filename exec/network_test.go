@@ -20,11 +20,11 @@ import (
 // netScope is a network section for the tests: a mode, and for "list"
 // the hosts allowed ("host:port"), every address allowed.
 type netScope struct {
-	mode  string
+	mode  policy.NetworkMode
 	hosts []string
 }
 
-func (n netScope) Mode() string { return n.mode }
+func (n netScope) Mode() policy.NetworkMode { return n.mode }
 
 func (n netScope) AllowHost(host string, port int) (bool, string) {
 	if n.mode == "any" {
@@ -110,43 +110,43 @@ func TestShellNetwork(t *testing.T) {
 		command string
 		code    int    // exit code
 		out     string // in stdout+stderr
-		mode    string
+		mode    NetworkMode
 		conns   []netproxy.Conn
 	}{
 		{name: "proxy allowed", scope: list, command: "curl -sS --max-time 10 http://localhost:" + ps + "/a",
-			out: "host server /a", mode: netproxy.ModeProxy,
+			out: "host server /a", mode: NetworkProxy,
 			conns: []netproxy.Conn{{Host: "localhost", Port: port, Allowed: true, Rule: "network[0] localhost:" + ps}}},
 		{name: "proxy allowed by name", scope: list, command: "curl -sS --max-time 10 http://allowed.test:" + ps + "/b",
-			out: "host server /b", mode: netproxy.ModeProxy,
+			out: "host server /b", mode: NetworkProxy,
 			conns: []netproxy.Conn{{Host: "allowed.test", Port: port, Allowed: true, Rule: "network[1] allowed.test:" + ps}}},
 		{name: "socks allowed", scope: list, command: "env -u http_proxy -u HTTP_PROXY curl -sS --max-time 10 http://localhost:" + ps + "/c",
-			out: "host server /c", mode: netproxy.ModeProxy,
+			out: "host server /c", mode: NetworkProxy,
 			conns: []netproxy.Conn{{Host: "localhost", Port: port, Allowed: true, Rule: "network[0] localhost:" + ps}}},
 		{name: "denied port", scope: list, command: "curl -sS --max-time 10 --fail-with-body http://localhost:1/", code: 22,
-			out: "scope expand --allow-host localhost:1", mode: netproxy.ModeProxy,
+			out: "scope expand --allow-host localhost:1", mode: NetworkProxy,
 			conns: []netproxy.Conn{{Host: "localhost", Port: 1, Rule: "network"}}},
 		{name: "denied host through the tunnel", scope: list, command: "curl -sS --max-time 10 -p http://denied.test:" + ps + "/", code: 56,
-			out: "403", mode: netproxy.ModeProxy,
+			out: "403", mode: NetworkProxy,
 			conns: []netproxy.Conn{{Host: "denied.test", Port: port, Rule: "network"}}},
 		{name: "no proxy", scope: list, command: "curl -sS --max-time 10 --noproxy '*' http://localhost:" + ps + "/", code: 7,
-			out: "Failed to connect", mode: netproxy.ModeProxy},
+			out: "Failed to connect", mode: NetworkProxy},
 		{name: "raw socket", scope: list, command: rawConnect, code: 1,
-			out: "ConnectionRefusedError", mode: netproxy.ModeProxy},
+			out: "ConnectionRefusedError", mode: NetworkProxy},
 		{name: "loopback port forwarded", scope: loopScope{netScope{mode: "list", hosts: []string{"127.0.0.1:" + ps}}, []int{port}},
 			command: rawConnect + " && curl -sS --max-time 10 --noproxy '*' http://127.0.0.1:" + ps + "/f",
-			out:     "connected\nhost server /f", mode: netproxy.ModeProxy,
+			out:     "connected\nhost server /f", mode: NetworkProxy,
 			conns: []netproxy.Conn{{Host: "127.0.0.1", Port: port, Allowed: true, Rule: "network[0] 127.0.0.1:" + ps},
 				{Host: "127.0.0.1", Port: port, Allowed: true, Rule: "network[0] 127.0.0.1:" + ps}}},
 		{name: "lookup allowed", scope: list, command: "getent hosts allowed.test",
-			out: "127.0.0.1", mode: netproxy.ModeProxy},
-		{name: "lookup denied", scope: list, command: "getent hosts denied.test", code: 2, mode: netproxy.ModeProxy,
+			out: "127.0.0.1", mode: NetworkProxy},
+		{name: "lookup denied", scope: list, command: "getent hosts denied.test", code: 2, mode: NetworkProxy,
 			conns: []netproxy.Conn{{Host: "denied.test", Port: 0, Rule: "network (name lookup)"}}},
 		{name: "none", scope: netScope{mode: "none"}, command: "curl -sS --max-time 10 http://localhost:" + ps + "/", code: 7,
-			out: "Failed to connect", mode: netproxy.ModeNone},
+			out: "Failed to connect", mode: NetworkNone},
 		{name: "none by default", scope: nil, command: rawConnect, code: 1,
-			out: "ConnectionRefusedError", mode: netproxy.ModeNone},
+			out: "ConnectionRefusedError", mode: NetworkNone},
 		{name: "any", scope: netScope{mode: "any"}, command: rawConnect,
-			out: "connected", mode: netproxy.ModeHost},
+			out: "connected", mode: NetworkHost},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,10 +181,10 @@ func TestShellNetworkWithoutNamespace(t *testing.T) {
 		confine ConfineMode
 		code    int
 		out     string
-		mode    string
+		mode    NetworkMode
 	}{
-		{"required", ConfineRequired, 126, "this host cannot give programs a network namespace", netproxy.ModeNone},
-		{"best effort", ConfineAllowUnconfined, 0, "the host's network unrestricted", netproxy.ModeHost},
+		{"required", ConfineRequired, 126, "this host cannot give programs a network namespace", NetworkNone},
+		{"best effort", ConfineAllowUnconfined, 0, "the host's network unrestricted", NetworkHost},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRunner(t, Options{ReadRoots: []string{dir}, WriteRoots: []string{dir}, Confine: tt.confine, Namespaces: NamespacesOff,

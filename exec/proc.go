@@ -17,7 +17,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/scopegate/scopegate/exec/netproxy"
 	"github.com/scopegate/scopegate/policy"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -225,7 +224,7 @@ func (sh *shell) programEnv(env expand.Environ) []string {
 		return true
 	})
 	out = append(out, "TMPDIR="+sh.tmp)
-	if sh.net.mode != netproxy.ModeHost {
+	if sh.net.mode != NetworkHost {
 		// The way out is scopegate's, or there is none: no proxy of
 		// the caller's.
 		for i, kv := range out {
@@ -234,7 +233,7 @@ func (sh *shell) programEnv(env expand.Environ) []string {
 			}
 		}
 	}
-	if sh.net.mode == netproxy.ModeProxy {
+	if sh.net.mode == NetworkProxy {
 		out = append(out, proxyEnv()...)
 	}
 	// Programs that start programs (env, xargs, make) look them up where
@@ -325,8 +324,13 @@ func (c *capture) abort() {
 // toolchainRoots are the directories below the home directory that hold a
 // toolchain, by the first element of a program's path below home: the
 // directory itself, or for version managers the version's own directory
-// (~/.nvm/versions/node/v22.1.0), plus the roots it runs programs from
-// (cargo's proxies run rustup's toolchains).
+// (~/.nvm/versions/node/v22.1.0), or below ~/.local the directory of
+// programs (~/.local/bin) or the application's (~/.local/share/pipx), and
+// below ~/.config the application's (~/.config/composer), below ~/go its
+// bin and pkg (not src, the checkouts of other projects), below a visible
+// directory (~/code/tools/bin) the directory holding the bin directory,
+// plus the roots it runs programs from (cargo's proxies run rustup's
+// toolchains).
 func toolchainRoots(home, program string) []string {
 	rel, err := filepath.Rel(home, program)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "../") || !strings.Contains(rel, "/") {
@@ -339,6 +343,44 @@ func toolchainRoots(home, program string) []string {
 		root = filepath.Join(home, ".nvm", "versions", parts[2], parts[3])
 	case parts[0] == ".cargo":
 		return []string{root, filepath.Join(home, ".rustup")}
+	case parts[0] == ".local":
+		// Not a toolchain: ~/.local/share is the user's data (keys,
+		// keyrings, container volumes), masked only toolchainDepth
+		// levels deep. The root is the directory of programs it holds
+		// (~/.local/bin, ~/.local/lib), or the application's own below
+		// share (~/.local/share/pipx, whose venvs ~/.local/bin links to).
+		switch {
+		case len(parts) > 3 && parts[1] == "share":
+			root = filepath.Join(home, ".local", "share", parts[2])
+		case len(parts) > 2 && parts[1] != "share":
+			root = filepath.Join(home, ".local", parts[1])
+		default:
+			root = program
+		}
+	case parts[0] == "go" && len(parts) > 2:
+		// GOPATH: its src holds checkouts of other projects (their .env
+		// deep below), not the toolchain: bin, and pkg, Go's module
+		// cache, which its programs (gopls) read.
+		if parts[1] != "bin" {
+			return []string{filepath.Join(home, "go", parts[1])}
+		}
+		return []string{filepath.Join(home, "go", "bin"), filepath.Join(home, "go", "pkg")}
+	case parts[0] == ".config":
+		// Nor is ~/.config, the user's settings and tokens: the root is
+		// the application's directory (composer's vendor/bin lies there).
+		root = program
+		if len(parts) > 2 {
+			root = filepath.Join(home, ".config", parts[1])
+		}
+	case !strings.HasPrefix(parts[0], "."):
+		// A visible directory is the user's (~/code, ~/src: projects
+		// with their .env deep below), not a tool's own: the root is the
+		// directory holding the program's bin directory, as outside the
+		// home directory, or the program's own directory.
+		root = filepath.Dir(program)
+		if n := len(parts); n > 2 && parts[n-2] == "bin" {
+			root = filepath.Join(home, filepath.Join(parts[:n-2]...))
+		}
 	}
 	return []string{root}
 }

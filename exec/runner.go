@@ -280,10 +280,9 @@ type Result struct {
 	// observed it).
 	Observed []policy.Violation `json:"observed,omitempty"`
 	// Network lists the connections the call's programs attempted, and
-	// NetworkMode what bounded them (netproxy.ModeNone, ModeProxy,
-	// ModeHost), for shell calls.
+	// NetworkMode what bounded them, for shell calls.
 	Network     []netproxy.Conn `json:"network,omitempty"`
-	NetworkMode string          `json:"network_mode,omitempty"`
+	NetworkMode NetworkMode     `json:"network_mode,omitempty"`
 }
 
 // Runner runs allowed calls. It is safe for concurrent use.

@@ -16,8 +16,12 @@ import (
 //
 //   - socket(AF_UNIX, …) when the scope names no unix socket (rules
 //     UnixSockets): a program then makes no socket that could reach a
-//     host one, under any network mode. socketpair(2) is left alone: a
-//     pair is connected to itself and names nothing;
+//     host one, under any network mode; and for the same scope
+//     socketpair(AF_UNIX, …) of any type but SOCK_STREAM and
+//     SOCK_SEQPACKET: a datagram socket of a pair (SOCK_RAW is one too)
+//     still sends to any address sendto(2) names, a host socket bound
+//     after the view was made among them. A stream or seqpacket pair is
+//     connected to itself and names nothing;
 //   - io_uring_setup, io_uring_enter and io_uring_register always: the
 //     ring's own operations (IORING_OP_SOCKET among them) run past
 //     seccomp. Programs fall back to plain system calls;
@@ -27,17 +31,18 @@ import (
 //
 // The filter checks the architecture of each call: a 32-bit program on a
 // 64-bit kernel (i386 on x86-64, arm on arm64) gets the same checks with
-// its own numbers; there, socketcall(SYS_SOCKET, …), whose family the
-// filter cannot read, is refused whole when AF_UNIX is. A call of any
+// its own numbers; there, socketcall(SYS_SOCKET, …) and
+// socketcall(SYS_SOCKETPAIR, …), whose family the filter cannot read, are
+// refused whole when AF_UNIX is. A call of any
 // other architecture kills the process. Every ABI below is little-endian:
 // the low half of an argument is at its offset.
 
 // seccompABI is what the filter needs of one system call ABI.
 type seccompABI struct {
 	audit uint32 // AUDIT_ARCH_*
-	// socket and socketcall are the numbers of socket(2) and of
-	// socketcall(2) (0: the ABI has none).
-	socket, socketcall uint32
+	// socket, socketpair and socketcall are the numbers of socket(2),
+	// socketpair(2) and socketcall(2) (0: the ABI has none).
+	socket, socketpair, socketcall uint32
 	// x32 says that numbers with the x32 bit set are another ABI (x86-64).
 	x32 bool
 }
@@ -47,8 +52,13 @@ const (
 	sysIOURingSetup    = 425
 	sysIOURingEnter    = 426
 	sysIOURingRegister = 427
-	// socketcallSocket is socketcall's first argument for socket(2).
-	socketcallSocket = 1
+	// socketcallSocket and socketcallSocketpair are socketcall's first
+	// argument for socket(2) and socketpair(2).
+	socketcallSocket     = 1
+	socketcallSocketpair = 8
+	// sockTypeMask keeps the type of socket(2)'s second argument, without
+	// SOCK_NONBLOCK and SOCK_CLOEXEC.
+	sockTypeMask = 0xf
 	// x32SyscallBit marks the x32 ABI's numbers on x86-64.
 	x32SyscallBit = 0x40000000
 )
@@ -58,6 +68,7 @@ const (
 	seccompNr   = 0
 	seccompArch = 4
 	seccompArg0 = 16 // the low half of args[0]
+	seccompArg1 = 24 // the low half of args[1]
 )
 
 // seccompABIs returns the ABIs a process of goarch may call the kernel
@@ -65,13 +76,13 @@ const (
 func seccompABIs(goarch string) ([]seccompABI, error) {
 	switch goarch {
 	case "amd64":
-		return []seccompABI{{audit: unix.AUDIT_ARCH_X86_64, socket: 41, x32: true},
-			{audit: unix.AUDIT_ARCH_I386, socket: 359, socketcall: 102}}, nil
+		return []seccompABI{{audit: unix.AUDIT_ARCH_X86_64, socket: 41, socketpair: 53, x32: true},
+			{audit: unix.AUDIT_ARCH_I386, socket: 359, socketpair: 360, socketcall: 102}}, nil
 	case "arm64":
-		return []seccompABI{{audit: unix.AUDIT_ARCH_AARCH64, socket: 198},
-			{audit: unix.AUDIT_ARCH_ARM, socket: 281}}, nil
+		return []seccompABI{{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, socketpair: 199},
+			{audit: unix.AUDIT_ARCH_ARM, socket: 281, socketpair: 288}}, nil
 	case "riscv64":
-		return []seccompABI{{audit: unix.AUDIT_ARCH_RISCV64, socket: 198}}, nil
+		return []seccompABI{{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, socketpair: 199}}, nil
 	}
 	return nil, fmt.Errorf("seccomp: no filter for %s", goarch)
 }
@@ -103,12 +114,21 @@ func socketFilter(goarch string, denyUnix bool) ([]unix.SockFilter, error) {
 		if abi.socketcall != 0 {
 			b.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, abi.socketcall, "", "socket"+next)
 			b.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, seccompArg0)
-			b.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, socketcallSocket, "eperm", "allow")
+			b.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, socketcallSocket, "eperm", "")
+			b.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, socketcallSocketpair, "eperm", "allow")
 			b.label("socket" + next)
 		}
-		b.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, abi.socket, "", "allow")
+		b.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, abi.socket, "", "pair"+next)
 		b.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, seccompArg0)
 		b.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.AF_UNIX, "eperm", "allow")
+		b.label("pair" + next)
+		b.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, abi.socketpair, "", "allow")
+		b.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, seccompArg0)
+		b.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.AF_UNIX, "", "allow")
+		b.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, seccompArg1)
+		b.stmt(unix.BPF_ALU|unix.BPF_AND|unix.BPF_K, sockTypeMask)
+		b.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SOCK_STREAM, "allow", "")
+		b.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SOCK_SEQPACKET, "allow", "eperm")
 		b.label(next)
 	}
 	b.stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_KILL_PROCESS)

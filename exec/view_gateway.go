@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scopegate/scopegate/internal/atomicfile"
 )
 
 // The private view, the gateway's side: this file runs in the gateway.
@@ -104,7 +106,10 @@ func (h *Host) namespacesOK(helper string) error {
 		}
 		h.probeErr = probeNamespaces(helper)
 		if h.probeErr == nil && h.ProbeCache != "" && key != "" {
-			_ = writeFileAtomic(h.ProbeCache, []byte(key))
+			// A cache: a file lost or torn is probed again.
+			if os.MkdirAll(filepath.Dir(h.ProbeCache), 0o700) == nil {
+				_ = atomicfile.Write(h.ProbeCache, []byte(key), atomicfile.Options{})
+			}
 		}
 		h.probeDone.Store(true)
 	})
@@ -149,26 +154,6 @@ func probeKey(helper string) string {
 	fmt.Fprintf(&b, "uid=%d gid=%d\nhelper=%s %d:%d %d %d.%09d\n", os.Getuid(), os.Getgid(),
 		helper, st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
 	return b.String()
-}
-
-// writeFileAtomic writes a file whole or not at all, creating its directory.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // probed reports whether the host was probed, and the probe's answer.
@@ -262,7 +247,7 @@ func startView(cmd *osexec.Cmd, v *view) (*viewConn, error) {
 		vc.close()
 		return nil, fmt.Errorf("make view pipe: %w", err)
 	}
-	if network == viewNetProxy {
+	if network == NetworkProxy {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			vc.close()

@@ -232,7 +232,16 @@ func buildView(v view) error {
 	if err := hideAll(v.Hide, v.Bind, v.Links); err != nil {
 		return err
 	}
-	// Masks first: they need the private /tmp writable (a read-only root
+	// The directories that hold masks or repositories below the write
+	// roots, bound over themselves so that no program can move them
+	// (masks.go, repos.go): before the masks, which each bind would
+	// otherwise clone again.
+	for _, p := range v.Pins {
+		if err := bindOver(p, false, false); err != nil {
+			return err
+		}
+	}
+	// Masks next: they need the private /tmp writable (a read-only root
 	// may hold it), and the read-only binds clone them with their trees.
 	if err := maskAll(append(slices.Clip(v.Masks), v.SocketMasks...)); err != nil {
 		return err
@@ -240,13 +249,7 @@ func buildView(v view) error {
 	if err := bindReadOnly(v.ReadOnly, v.Writable); err != nil {
 		return err
 	}
-	// The repositories below the write roots, read-only whole, on
-	// directories that cannot be renamed (repos.go).
-	for _, p := range v.Pins {
-		if err := bindOver(p, false, false); err != nil {
-			return err
-		}
-	}
+	// The repositories below the write roots, read-only whole.
 	for _, p := range v.Repos {
 		if err := bindOver(p, true, true); err != nil {
 			return err
@@ -378,9 +381,14 @@ func maskAll(paths []string) error {
 	if err != nil {
 		return fmt.Errorf("make mask file: %w", err)
 	}
+	var mst unix.Stat_t
+	err = unix.Fstat(fd, &mst)
 	unix.Close(fd)
+	if err != nil {
+		return fmt.Errorf("stat mask file: %w", err)
+	}
 	for _, p := range paths {
-		if err := mask(p, empty); err != nil {
+		if err := mask(p, empty, &mst); err != nil {
 			return fmt.Errorf("mask %s: %w", p, err)
 		}
 	}
@@ -392,7 +400,12 @@ func maskAll(paths []string) error {
 
 const maskAttrs = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
 
-func mask(path, empty string) error {
+// mask hides path behind an empty read-only file (empty, whose stat is
+// mst) or directory. A path masked already, under this name or another
+// (a link on the way, a tree named twice), is left as it is: a second
+// mask bound over the first would make the mask file a mount point,
+// which cannot be removed.
+func mask(path, empty string, mst *unix.Stat_t) error {
 	tfd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -404,6 +417,9 @@ func mask(path, empty string) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(tfd, &st); err != nil {
 		return err
+	}
+	if st.Dev == mst.Dev && st.Ino == mst.Ino {
+		return nil
 	}
 	var mfd int
 	switch st.Mode & unix.S_IFMT {

@@ -63,12 +63,27 @@ func viewFixture(t *testing.T) string {
 	return proj
 }
 
+// homeOutsideTmp is a fresh home directory outside /tmp, which the view
+// replaces (below /tmp a home is the private /tmp's business).
+func homeOutsideTmp(t *testing.T) string {
+	t.Helper()
+	home, err := os.MkdirTemp("/var/tmp", "scopegate-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	return home
+}
+
 // hostSecretLines are lines of the host's secret files this process can
 // read (all of them as root): none may reach a program.
 func hostSecretLines(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	for _, p := range hostSecretPaths() {
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			continue // a directory, a terminal
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue
@@ -344,12 +359,7 @@ func TestShellLandlockFallback(t *testing.T) {
 func TestShellPrivateViewWholeSystemRead(t *testing.T) {
 	requireNamespaces(t)
 	proj := viewFixture(t)
-	// The home directory lies outside /tmp, which the view replaces.
-	home, err := os.MkdirTemp("/var/tmp", "scopegate-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	home := homeOutsideTmp(t)
 	other := filepath.Join(home, "code", "a", "b", "c")
 	writeFile(t, filepath.Join(home, ".ssh", "id_ed25519"), canary+"\n", 0o600)
 	writeFile(t, filepath.Join(home, ".config", "gh", "hosts.yml"), "oauth_token: "+canary+"\n", 0o600)
@@ -419,11 +429,12 @@ func TestShellToolchainUnderHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
-	tool := filepath.Join(home, ".local", "bin", "mytool")
-	writeFile(t, tool, "#!/bin/sh\necho tool ran\ncat "+filepath.Join(home, ".local", "share", "data.txt")+" "+
-		filepath.Join(home, ".local", ".netrc")+"\ncat "+filepath.Join(home, "outside.txt")+"\n", 0o755)
-	writeFile(t, filepath.Join(home, ".local", "share", "data.txt"), allowed+"\n", 0o644)
-	writeFile(t, filepath.Join(home, ".local", ".netrc"), canary+"\n", 0o600)
+	app := filepath.Join(home, ".local", "share", "mytool")
+	tool := filepath.Join(app, "bin", "mytool")
+	writeFile(t, tool, "#!/bin/sh\necho tool ran\ncat "+filepath.Join(app, "share", "data.txt")+" "+
+		filepath.Join(app, ".netrc")+"\ncat "+filepath.Join(home, "outside.txt")+"\n", 0o755)
+	writeFile(t, filepath.Join(app, "share", "data.txt"), allowed+"\n", 0o644)
+	writeFile(t, filepath.Join(app, ".netrc"), canary+"\n", 0o600)
 	writeFile(t, filepath.Join(home, "outside.txt"), canary+" outside the toolchain\n", 0o644)
 	c := checker{}
 	r := newRunner(t, Options{Checker: pathChecker{c, []string{filepath.Dir(tool)}}, ReadRoots: []string{proj}, WriteRoots: []string{proj},
@@ -438,7 +449,7 @@ func TestShellToolchainUnderHome(t *testing.T) {
 	if strings.Contains(res.Stdout+res.Stderr, canary) {
 		t.Errorf("a denied file or a file outside the toolchain root was read: %+v", res)
 	}
-	if want := []string{filepath.Join(home, ".local")}; !slices.Equal(res.Toolchains, want) {
+	if want := []string{app}; !slices.Equal(res.Toolchains, want) {
 		t.Errorf("toolchains %v, want %v", res.Toolchains, want)
 	}
 	// Under Landlock alone there is no grant: nothing would mask .netrc.
@@ -944,11 +955,12 @@ func TestShellToolchainUnderHomeBelowTmp(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
-	tool := filepath.Join(home, ".local", "bin", "hometool")
-	writeFile(t, tool, "#!/bin/sh\necho tool ran\ncat "+filepath.Join(home, ".local", "share", "data.txt")+" "+
-		filepath.Join(home, ".local", ".netrc")+"\ncat "+filepath.Join(home, "outside.txt")+"\n", 0o755)
-	writeFile(t, filepath.Join(home, ".local", "share", "data.txt"), allowed+"\n", 0o644)
-	writeFile(t, filepath.Join(home, ".local", ".netrc"), canary+"\n", 0o600)
+	app := filepath.Join(home, ".local", "share", "hometool")
+	tool := filepath.Join(app, "bin", "hometool")
+	writeFile(t, tool, "#!/bin/sh\necho tool ran\ncat "+filepath.Join(app, "share", "data.txt")+" "+
+		filepath.Join(app, ".netrc")+"\ncat "+filepath.Join(home, "outside.txt")+"\n", 0o755)
+	writeFile(t, filepath.Join(app, "share", "data.txt"), allowed+"\n", 0o644)
+	writeFile(t, filepath.Join(app, ".netrc"), canary+"\n", 0o600)
 	writeFile(t, filepath.Join(home, "outside.txt"), canary+" outside the toolchain\n", 0o644)
 	r := newRunner(t, Options{Checker: pathChecker{checker{}, []string{filepath.Dir(tool)}}, ReadRoots: []string{proj},
 		WriteRoots: []string{proj}, Home: home, Deny: []string{"**/.netrc"}})
@@ -962,7 +974,7 @@ func TestShellToolchainUnderHomeBelowTmp(t *testing.T) {
 	if strings.Contains(res.Stdout+res.Stderr, canary) {
 		t.Errorf("a denied file or a file outside the toolchain root was read: %+v", res)
 	}
-	if want := []string{filepath.Join(home, ".local")}; !slices.Equal(res.Toolchains, want) {
+	if want := []string{app}; !slices.Equal(res.Toolchains, want) {
 		t.Errorf("toolchains %v, want %v", res.Toolchains, want)
 	}
 }

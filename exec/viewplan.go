@@ -41,8 +41,11 @@ func systemTops() []string {
 }
 
 // userVarDirs are the directories below /var that hold users' files, not
-// the system's: hidden like the home directories.
-func userVarDirs() []string { return []string{"/var/tmp", "/var/home", "/var/www"} }
+// the system's: hidden like the home directories. The mailboxes are each
+// user's own file.
+func userVarDirs() []string {
+	return []string{"/var/tmp", "/var/home", "/var/www", "/var/mail", "/var/spool/mail"}
+}
 
 // homeConfig are the files and directories of the home directory (globs)
 // that programs read to behave as they do for the user: git's and Go's
@@ -277,13 +280,6 @@ func (r *Runner) toolchainOf(program string, hide []string) []string {
 		return []string{program}
 	}
 	return []string{filepath.Dir(program)}
-}
-
-// viewLink is a symbolic link the view recreates in a hidden directory,
-// on the way to a tree bound back into it.
-type viewLink struct {
-	Path   string `json:"path"`
-	Target string `json:"target"`
 }
 
 // maxLinks bounds the links resolveBind follows.

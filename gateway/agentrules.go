@@ -254,7 +254,7 @@ func (r agentRules) checkPaths(agent string, call policy.Call, env policy.Env) [
 			}
 		case policy.ReasonPathNotInScope, policy.ReasonRedirectNotInScope:
 			for _, w := range v.Widen {
-				if w.Flag != "--write" {
+				if w.Flag != policy.WidenWrite {
 					continue
 				}
 				for _, p := range r.Paths {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/sessions"
 )
 
 // The answers to an offer (CONTRACT §9), also the answer label of
@@ -267,7 +268,7 @@ func (b *branch) offerable(d policy.Decision, call policy.Call) []policy.Widenin
 	if len(ws) == 0 {
 		return nil
 	}
-	if _, err := expansionOf(ws); err != nil {
+	if _, err := sessions.ExpansionOf(ws...); err != nil {
 		return nil
 	}
 	if unworkable(ws, call) != "" {
@@ -327,7 +328,7 @@ func (g *Gateway) offer(ctx context.Context, t Target, call policy.Call, dec dec
 			return granted, ap
 		}
 	case AnswerSession:
-		x, _ := expansionOf(ws)
+		x, _ := sessions.ExpansionOf(ws...)
 		res, err := g.expandScope(ctx, b.dir, func() string { return b.meta().root }, x, ap.channel)
 		if err != nil {
 			g.opts.Warn(fmt.Sprintf("approval of %s: %v", callID, err))

@@ -29,7 +29,7 @@ func (c *connCounter) ObserveConnections(allowed, denied int) {
 // call's tools.org entry (** Network, :NET_DENIED:), read back the same,
 // and are counted by decision.
 func TestResultConnections(t *testing.T) {
-	res := exec.Result{ExitCode: 0, Stdout: "ok\n", NetworkMode: netproxy.ModeProxy, Network: []netproxy.Conn{
+	res := exec.Result{ExitCode: 0, Stdout: "ok\n", NetworkMode: exec.NetworkProxy, Network: []netproxy.Conn{
 		{Host: "github.com", Port: 443, Allowed: true, Rule: "network[0] github.com"},
 		{Host: "evil.example", Port: 443, Rule: "network"},
 		{Host: "169.254.169.254", Port: 80, Rule: "network"},

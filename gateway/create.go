@@ -32,7 +32,7 @@ import (
 func unworkable(ws []policy.Widening, call policy.Call) string {
 	var dirs map[string]bool
 	for _, w := range ws {
-		if w.Flag != "--write" || hasGlob(w.Value) {
+		if w.Flag != policy.WidenWrite || hasGlob(w.Value) {
 			continue
 		}
 		if _, err := os.Lstat(w.Value); !errors.Is(err, fs.ErrNotExist) {
@@ -131,7 +131,7 @@ type madeFile struct {
 func makeGrantedFiles(ws []policy.Widening) ([]madeFile, error) {
 	var made []madeFile
 	for _, w := range ws {
-		if w.Flag != "--write" || hasGlob(w.Value) {
+		if w.Flag != policy.WidenWrite || hasGlob(w.Value) {
 			continue
 		}
 		f, err := os.OpenFile(w.Value, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)

@@ -47,7 +47,7 @@ func (g *Gateway) expandScope(ctx context.Context, branchDir string, root func()
 		"org_roam_patterns.node_ids": x.RoamNodeIDs, "network": x.AllowHosts,
 	}
 	if x.Network != "" {
-		lists["network"] = []string{x.Network}
+		lists["network"] = []string{x.Network.String()}
 	}
 	for _, p := range x.AllowSockets {
 		lists["network"] = append(slices.Clip(lists["network"]), policy.SocketEntry(p))
@@ -60,7 +60,7 @@ func (g *Gateway) expandScope(ctx context.Context, branchDir string, root func()
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if len(lists[k]) > 0 && res.Added[k] > 0 {
+		if len(lists[k]) > 0 && len(res.Added[k]) > 0 {
 			args[k] = lists[k]
 			summary = append(summary, k+" += "+strings.Join(lists[k], ", "))
 		}

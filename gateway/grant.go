@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/scopegate/scopegate/policy"
@@ -61,7 +60,7 @@ func StoreGrant(branchDir string, g Grant) error {
 	if len(g.Widenings) == 0 {
 		return fmt.Errorf("store grant %s: no widening", g.CallID)
 	}
-	if _, err := expansionOf(g.Widenings); err != nil {
+	if _, err := sessions.ExpansionOf(g.Widenings...); err != nil {
 		return fmt.Errorf("store grant %s: %w", g.CallID, err)
 	}
 	return storeRecord(branchDir, GrantsDir, "grant", g.CallID, g, true)
@@ -93,57 +92,16 @@ func claimGrant(branchDir, callID string) (g Grant, found bool, err error) {
 	if g.CallID != callID {
 		return Grant{}, false, fmt.Errorf("grant %s names call %s", callID, g.CallID)
 	}
-	if _, err := expansionOf(g.Widenings); err != nil {
+	if _, err := sessions.ExpansionOf(g.Widenings...); err != nil {
 		return Grant{}, false, fmt.Errorf("grant %s: %w", callID, err)
 	}
 	return g, true, nil
 }
 
-// expansionOf is the scope expansion of widenings. A flag it does not know
-// is an error: such a widening is never offered nor applied.
-func expansionOf(ws []policy.Widening) (sessions.Expansion, error) {
-	var x sessions.Expansion
-	for _, w := range ws {
-		var list *[]string
-		path := false
-		switch w.Flag {
-		case "--read":
-			list, path = &x.Read, true
-		case "--write":
-			list, path = &x.Write, true
-		case "--allow-command":
-			list = &x.AllowCommands
-		case "--roam-subdirectory":
-			list = &x.RoamSubdirectories
-		case "--roam-tag":
-			list = &x.RoamTags
-		case "--roam-node-id":
-			list = &x.RoamNodeIDs
-		case "--allow-host":
-			if err := policy.ValidateHostEntry(w.Value); err != nil {
-				return x, fmt.Errorf("widening %s %q cannot be applied: %v", w.Flag, w.Value, err)
-			}
-			list = &x.AllowHosts
-		case "--allow-socket":
-			if err := policy.ValidateSocketPath(w.Value); err != nil {
-				return x, fmt.Errorf("widening %s %q cannot be applied: %v", w.Flag, w.Value, err)
-			}
-			list = &x.AllowSockets
-		default:
-			return x, fmt.Errorf("widening %s %q cannot be applied", w.Flag, w.Value)
-		}
-		if strings.TrimSpace(w.Value) == "" || path && !filepath.IsAbs(w.Value) {
-			return x, fmt.Errorf("widening %s %q cannot be applied", w.Flag, w.Value)
-		}
-		*list = append(*list, w.Value)
-	}
-	return x, nil
-}
-
 // grantedScope is sc, the compiled scope of the file at path, widened by a
 // grant's widenings.
 func grantedScope(path string, sc *policy.Scope, env policy.Env, ws []policy.Widening) (*policy.Scope, error) {
-	x, err := expansionOf(ws)
+	x, err := sessions.ExpansionOf(ws...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", policy.ErrInvalidScope, err)
 	}
@@ -179,7 +137,7 @@ func widenDocument(doc policy.Document, x sessions.Expansion) policy.Document {
 		case policy.NetworkList:
 			entries = doc.Network.Hosts
 		case policy.NetworkAny:
-			entries = []string{policy.NetworkAny}
+			entries = []string{policy.NetworkAny.String()}
 		}
 		for _, p := range x.AllowSockets {
 			entries = add(entries, []string{policy.SocketEntry(p)})

@@ -103,33 +103,13 @@ func (g *Gateway) refuseExpansion(add sessions.Expansion) error {
 		return nil
 	}
 	env := g.env(nil, "")
-	for _, w := range expansionWidenings(add) {
+	for _, w := range add.Widenings() {
 		if rule := m.Refuses(w, env); rule != "" {
 			return fmt.Errorf("%w: %w: %s %s reaches beyond %s of the managed policy %s; its extra entries would have no effect",
 				ErrManagedRefused, sessions.ErrInvalidExpansion, w.Flag, policy.ShellQuote(w.Value), rule, l.m.Path)
 		}
 	}
 	return nil
-}
-
-// expansionWidenings are the entries of an expansion that widen a scope,
-// as widenings (deny entries and org-roam entries never reach beyond the
-// managed layer).
-func expansionWidenings(x sessions.Expansion) []policy.Widening {
-	var ws []policy.Widening
-	for _, l := range []struct {
-		flag   string
-		values []string
-	}{{"--read", x.Read}, {"--write", x.Write}, {"--allow-command", x.AllowCommands},
-		{"--allow-host", x.AllowHosts}, {"--allow-socket", x.AllowSockets}} {
-		for _, v := range l.values {
-			ws = append(ws, policy.Widening{Flag: l.flag, Value: v})
-		}
-	}
-	if x.Network != "" {
-		ws = append(ws, policy.Widening{Flag: "--network", Value: x.Network})
-	}
-	return ws
 }
 
 // RefuseMode returns why the machine's managed policy refuses a branch

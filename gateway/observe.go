@@ -133,9 +133,9 @@ func observedRoots(read, write []string, widen []policy.Widening) ([]string, []s
 	for _, w := range widen {
 		var to *[]string
 		switch w.Flag {
-		case "--read":
+		case policy.WidenRead:
 			to = &read
-		case "--write":
+		case policy.WidenWrite:
 			to = &write
 		default:
 			continue

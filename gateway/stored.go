@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/scopegate/scopegate/audit"
+	"github.com/scopegate/scopegate/internal/atomicfile"
 	"github.com/scopegate/scopegate/policy"
 )
 
@@ -40,8 +41,8 @@ func validCallID(id string) bool {
 }
 
 // StoreCall writes a decided call under callID in the branch, atomically
-// and readable only by the owner. It is not forced to the disk: a call lost
-// in a crash is one exec refused.
+// and readable only by the owner. It is not Durable (atomicfile): a call
+// lost in a crash is one exec refused.
 func StoreCall(branchDir, callID string, call policy.Call) error {
 	return storeRecord(branchDir, StoredCallsDir, "call", callID, call, false)
 }
@@ -62,44 +63,14 @@ func storeRecord(branchDir, sub, what, callID string, v any, sync bool) error {
 	return nil
 }
 
-// writeStored writes data as dir/name atomically (temp file, rename), the
-// directory made 0700 and the file readable only by the owner; with sync,
-// the file and the directory are forced to the disk before it returns
-// (fsync), so that what the answer names survives a crash.
+// writeStored writes data as dir/name (atomicfile), the directory made
+// 0700; with sync, Durable, so that what the answer names survives a
+// crash.
 func writeStored(dir, name string, data []byte, sync bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if sync {
-		if err := tmp.Sync(); err != nil {
-			tmp.Close()
-			return err
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	if !sync {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.Write(filepath.Join(dir, name), data, atomicfile.Options{Durable: sync})
 }
 
 // claimCall takes the stored call callID for running: the file is renamed

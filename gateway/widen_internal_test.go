@@ -4,19 +4,20 @@ import (
 	"testing"
 
 	"github.com/scopegate/scopegate/policy"
+	"github.com/scopegate/scopegate/sessions"
 )
 
 // A one-time grant of a host widens the network list in memory: none
 // becomes a list of that host, a list gains it, any stays any.
 func TestWidenDocumentHosts(t *testing.T) {
-	x, err := expansionOf([]policy.Widening{{Flag: "--allow-host", Value: "example.com:8443"}})
+	x, err := sessions.ExpansionOf(policy.Widening{Flag: "--allow-host", Value: "example.com:8443"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name string
 		in   policy.NetworkRules
-		mode string
+		mode policy.NetworkMode
 		want []string
 	}{
 		{"none", policy.NetworkRules{}, policy.NetworkList, []string{"example.com:8443"}},
@@ -42,7 +43,7 @@ func TestWidenDocumentHosts(t *testing.T) {
 			}
 		})
 	}
-	if _, err := expansionOf([]policy.Widening{{Flag: "--allow-host", Value: "*.example.com"}}); err == nil {
+	if _, err := sessions.ExpansionOf(policy.Widening{Flag: "--allow-host", Value: "*.example.com"}); err == nil {
 		t.Fatal("an invalid host entry was accepted as a widening")
 	}
 }
@@ -51,14 +52,14 @@ func TestWidenDocumentHosts(t *testing.T) {
 // and a host list gain the entry, any becomes the list [any, unix:…] and
 // still allows every host.
 func TestWidenDocumentSockets(t *testing.T) {
-	x, err := expansionOf([]policy.Widening{{Flag: "--allow-socket", Value: "/run/docker.sock"}})
+	x, err := sessions.ExpansionOf(policy.Widening{Flag: "--allow-socket", Value: "/run/docker.sock"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name string
 		in   policy.NetworkRules
-		mode string
+		mode policy.NetworkMode
 	}{
 		{"none", policy.NetworkRules{}, policy.NetworkNone},
 		{"list", policy.NetworkRules{Mode: policy.NetworkList, Hosts: []string{"github.com"}}, policy.NetworkList},
@@ -75,7 +76,7 @@ func TestWidenDocumentSockets(t *testing.T) {
 			}
 		})
 	}
-	if _, err := expansionOf([]policy.Widening{{Flag: "--allow-socket", Value: "run/x.sock"}}); err == nil {
+	if _, err := sessions.ExpansionOf(policy.Widening{Flag: "--allow-socket", Value: "run/x.sock"}); err == nil {
 		t.Fatal("a relative socket was accepted as a widening")
 	}
 }

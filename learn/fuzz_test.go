@@ -25,7 +25,7 @@ func FuzzSuggest(f *testing.F) {
 	f.Add("", "git push", "sudo", "curl", uint8(3))
 	f.Add(entry("Y", audit.DecisionDenied, `[{"flag":"--write","value":"/home/u/.config/scopegate/presets.yml"},{"flag":"--read","value":"/etc/**"}]`), "/", "/etc", "/home", uint8(4))
 	f.Fuzz(func(t *testing.T, org, a, b, c string, kind uint8) {
-		flagsOf := []string{"--read", "--write", "--allow-command", "--allow-host"}
+		flagsOf := []policy.WidenFlag{policy.WidenRead, policy.WidenWrite, policy.WidenCommand, policy.WidenHost}
 		var built strings.Builder
 		for i, v := range []string{a, b, c} {
 			ws, _ := json.Marshal([]policy.Widening{{Flag: flagsOf[(int(kind)>>(2*i))%4], Value: v}})

@@ -81,18 +81,18 @@ type Options struct {
 
 // Suggestion is one `scope expand` flag and the calls it allows.
 type Suggestion struct {
-	Flag  string   `json:"flag"`
-	Value string   `json:"value"`
-	Calls []string `json:"calls"`
+	Flag  policy.WidenFlag `json:"flag"`
+	Value string           `json:"value"`
+	Calls []string         `json:"calls"`
 }
 
 // Skipped is a widening a call would need that suggest never proposes,
 // and why.
 type Skipped struct {
-	Flag  string   `json:"flag"`
-	Value string   `json:"value"`
-	Why   string   `json:"why"`
-	Calls []string `json:"calls"`
+	Flag  policy.WidenFlag `json:"flag"`
+	Value string           `json:"value"`
+	Why   string           `json:"why"`
+	Calls []string         `json:"calls"`
 }
 
 // Suggest returns the narrowest widening that allows calls, without
@@ -103,20 +103,20 @@ type Skipped struct {
 //     for files inside it; a read that a proposed write covers is dropped;
 //   - commands by program name, or by program and subcommand when a
 //     shell_commands.deny entry names the program;
-//   - hosts, org-roam entries and any other flag as used; never
+//   - hosts, sockets and org-roam entries as used; never
 //     `--network any`.
 func Suggest(calls []Call, o Options) ([]Suggestion, []Skipped) {
 	if o.MinFiles <= 0 {
 		o.MinFiles = DefaultMinFiles
 	}
-	s := &suggester{o: o, byFlag: map[string]map[string][]string{}}
+	s := &suggester{o: o, byFlag: map[policy.WidenFlag]map[string][]string{}}
 	for _, c := range calls {
 		for _, w := range c.Widen {
 			s.add(w, c.ID)
 		}
 	}
 	var out []Suggestion
-	for _, flag := range []string{"--write", "--read"} {
+	for _, flag := range []policy.WidenFlag{policy.WidenWrite, policy.WidenRead} {
 		out = append(out, s.paths(flag, out)...)
 	}
 	out = append(out, s.commands()...)
@@ -135,7 +135,7 @@ func Suggest(calls []Call, o Options) ([]Suggestion, []Skipped) {
 type suggester struct {
 	o Options
 	// byFlag maps a flag to its values and the calls that need each.
-	byFlag  map[string]map[string][]string
+	byFlag  map[policy.WidenFlag]map[string][]string
 	skipped []Skipped
 }
 
@@ -157,7 +157,7 @@ func (s *suggester) add(w policy.Widening, id string) {
 	m[w.Value] = append(m[w.Value], id)
 }
 
-func (s *suggester) skip(flag, value, why string, calls []string) {
+func (s *suggester) skip(flag policy.WidenFlag, value, why string, calls []string) {
 	for i := range s.skipped {
 		if s.skipped[i].Flag == flag && s.skipped[i].Value == value {
 			s.skipped[i].Calls = append(s.skipped[i].Calls, calls...)
@@ -183,26 +183,13 @@ func uniq(ids []string) []string {
 	return slices.Compact(ids)
 }
 
-// flagRank orders the flags of the output: paths, commands, the rest.
-func flagRank(flag string) int {
-	switch flag {
-	case "--write":
-		return 0
-	case "--read":
-		return 1
-	case "--allow-command":
-		return 2
-	}
-	return 3
-}
-
-// others are the flags taken as used: org-roam entries, hosts, and flags
-// this package does not know; never `--network any` nor what widens the
-// whole network.
+// others are the flags taken as used, after the paths and the commands:
+// org-roam entries, hosts and sockets, in the order of their spelling;
+// never `--network any` nor what widens the whole network.
 func (s *suggester) others() []Suggestion {
-	var flags []string
+	var flags []policy.WidenFlag
 	for f := range s.byFlag {
-		if flagRank(f) == 3 {
+		if !f.IsPath() && f != policy.WidenCommand {
 			flags = append(flags, f)
 		}
 	}
@@ -212,7 +199,7 @@ func (s *suggester) others() []Suggestion {
 		for _, v := range sortedKeys(s.byFlag[f]) {
 			calls := s.byFlag[f][v]
 			switch {
-			case f == "--network" || v == "any" || v == "*" || v == "**":
+			case f == policy.WidenNetwork || v == "any" || v == "*" || v == "**":
 				s.skip(f, v, "the whole network is never proposed", calls)
 			case strings.TrimSpace(v) == "":
 				s.skip(f, v, "empty value", calls)
@@ -227,18 +214,18 @@ func (s *suggester) others() []Suggestion {
 // commands proposes --allow-command entries by program name, or by
 // program and subcommand where a deny entry names the program.
 func (s *suggester) commands() []Suggestion {
-	m := s.byFlag["--allow-command"]
+	m := s.byFlag[policy.WidenCommand]
 	merged := map[string][]string{}
 	for _, v := range sortedKeys(m) {
 		calls := m[v]
 		words := strings.Fields(v)
 		if len(words) == 0 {
-			s.skip("--allow-command", v, "empty command", calls)
+			s.skip(policy.WidenCommand, v, "empty command", calls)
 			continue
 		}
 		prog := words[0]
 		if why := s.deniedCommand(words); why != "" {
-			s.skip("--allow-command", v, why, calls)
+			s.skip(policy.WidenCommand, v, why, calls)
 			continue
 		}
 		entry := prog
@@ -249,7 +236,7 @@ func (s *suggester) commands() []Suggestion {
 	}
 	var out []Suggestion
 	for _, v := range sortedKeys(merged) {
-		out = append(out, Suggestion{Flag: "--allow-command", Value: v, Calls: merged[v]})
+		out = append(out, Suggestion{Flag: policy.WidenCommand, Value: v, Calls: merged[v]})
 	}
 	return out
 }

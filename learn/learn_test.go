@@ -23,7 +23,9 @@ func opts() learn.Options {
 	}
 }
 
-func w(flag, value string) policy.Widening { return policy.Widening{Flag: flag, Value: value} }
+func w(flag policy.WidenFlag, value string) policy.Widening {
+	return policy.Widening{Flag: flag, Value: value}
+}
 
 // calls makes one call per widening, ids c1, c2…
 func calls(ws ...policy.Widening) []learn.Call {
@@ -37,7 +39,7 @@ func calls(ws ...policy.Widening) []learn.Call {
 func flags(sugs []learn.Suggestion) []string {
 	var out []string
 	for _, s := range sugs {
-		out = append(out, s.Flag+" "+s.Value)
+		out = append(out, s.Flag.String()+" "+s.Value)
 	}
 	return out
 }
@@ -132,7 +134,7 @@ func TestSuggestRules(t *testing.T) {
 				if s.Why == "" || len(s.Calls) == 0 {
 					t.Errorf("skipped %+v without a reason or calls", s)
 				}
-				sk = append(sk, s.Flag+" "+s.Value)
+				sk = append(sk, s.Flag.String()+" "+s.Value)
 			}
 			slices.Sort(sk)
 			if !slices.Equal(sk, tc.skipped) {
@@ -154,8 +156,8 @@ func TestSuggestCalls(t *testing.T) {
 		t.Fatalf("suggestions %+v", sugs)
 	}
 	for _, s := range sugs {
-		if !slices.Equal(s.Calls, want[s.Flag+" "+s.Value]) {
-			t.Errorf("%s %s: calls %v, want %v", s.Flag, s.Value, s.Calls, want[s.Flag+" "+s.Value])
+		if !slices.Equal(s.Calls, want[s.Flag.String()+" "+s.Value]) {
+			t.Errorf("%s %s: calls %v, want %v", s.Flag, s.Value, s.Calls, want[s.Flag.String()+" "+s.Value])
 		}
 	}
 }

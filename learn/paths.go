@@ -21,7 +21,7 @@ type pathItem struct {
 // paths proposes the --read or --write patterns of flag: files as named,
 // directory globs where enough calls name files below one; reads already
 // covered by the proposed writes (prev) are dropped.
-func (s *suggester) paths(flag string, prev []Suggestion) []Suggestion {
+func (s *suggester) paths(flag policy.WidenFlag, prev []Suggestion) []Suggestion {
 	m := s.byFlag[flag]
 	var items []pathItem
 	for _, v := range sortedKeys(m) {
@@ -76,10 +76,10 @@ func (s *suggester) paths(flag string, prev []Suggestion) []Suggestion {
 		o.calls = append(o.calls, calls...)
 	}
 	for _, it := range items {
-		if flag == "--read" && coveredByWrite(prev, it.lit) {
+		if flag == policy.WidenRead && coveredByWrite(prev, it.lit) {
 			// A write implies a read: the proposed write allows it.
 			for i := range prev {
-				if prev[i].Flag == "--write" && covers(prev[i].Value, it.lit) {
+				if prev[i].Flag == policy.WidenWrite && covers(prev[i].Value, it.lit) {
 					prev[i].Calls = append(prev[i].Calls, it.calls...)
 					break
 				}
@@ -265,7 +265,7 @@ func covers(pattern, p string) bool {
 // coveredByWrite reports whether a proposed --write covers p.
 func coveredByWrite(prev []Suggestion, p string) bool {
 	for _, s := range prev {
-		if s.Flag == "--write" && covers(s.Value, p) {
+		if s.Flag == policy.WidenWrite && covers(s.Value, p) {
 			return true
 		}
 	}

@@ -382,7 +382,7 @@ func (c *checker) trap(args []arg, st *shellState) {
 		c.add(Violation{Reason: ReasonDynamicCommand, Resource: "trap", Message: "a trap action known only at run time cannot be checked"})
 		return
 	}
-	inner := st.clone()
+	inner := st.clone(forSubshell)
 	c.program(action.s, inner)
 	if inner.cwd != st.cwd || inner.cwdDeferred || len(changedVars(st, inner)) > 0 {
 		// A DEBUG or ERR trap runs before or after other commands: what

@@ -78,7 +78,7 @@ func (c *checker) simple(args []arg, st *shellState, lookup bool) {
 		if st.funcs[name] {
 			if body := st.funcBodies[name]; body != nil && !c.calling[name] {
 				// The body, checked with this call's arguments as $1…
-				inner := st.clone()
+				inner := st.clone(forSubshell)
 				inner.pos, inner.posKnown, inner.posChecked = nil, true, false
 				for _, a := range args[1:] {
 					if !a.known {
@@ -114,7 +114,7 @@ func (c *checker) external(args []arg, st *shellState) {
 	prog := c.resolveProgram(args[0].s, st.cwd)
 	p := parseArgs(prog.base, c.s.programs.lookup(prog.base), args[1:])
 	c.denyCheck(p, prog.path)
-	allowed := c.allowEntries(p, prog)
+	allowed := c.matchAllow(p, prog)
 	c.analyze(p, allowed, st)
 }
 
@@ -161,9 +161,9 @@ func (c *checker) resolveProgram(word, cwd string) program {
 	return prog
 }
 
-// allowEntries returns the allow entries that match the command, refusing
+// matchAllow returns the allow entries that match the command, refusing
 // it when there is none.
-func (c *checker) allowEntries(p *parsed, prog program) allowEntries {
+func (c *checker) matchAllow(p *parsed, prog program) allowEntries {
 	var allowed allowEntries
 	byName := false // an entry names the program, but not the file the word names
 	for i := range c.s.allow {
@@ -184,12 +184,12 @@ func (c *checker) allowEntries(p *parsed, prog program) allowEntries {
 		if err != nil {
 			trusted = "none: " + err.Error()
 		}
-		w := Widening{Flag: "--allow-command", Value: prog.path}
+		w := Widening{Flag: WidenCommand, Value: prog.path}
 		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: prog.path, Rule: "shell_commands.allow", Widen: []Widening{w},
 			Message: fmt.Sprintf("%s names a program by path; shell_commands.allow allows %s by name, which is the %s of the trusted PATH (%s), and this is another file; run %s by name, or the user can allow this file with: %s",
 				prog.word, prog.base, prog.base, trusted, prog.base, ExpandHint(w))})
 	default:
-		w := Widening{Flag: "--allow-command", Value: allowHint(prog.base, p)}
+		w := Widening{Flag: WidenCommand, Value: allowHint(prog.base, p)}
 		c.add(Violation{Reason: ReasonCommandNotAllowed, Resource: prog.base, Rule: "shell_commands.allow", Widen: []Widening{w},
 			Message: fmt.Sprintf("%s is not in shell_commands.allow of this session's scope; the user can allow it with: %s", prog.base, ExpandHint(w))})
 	}
@@ -550,11 +550,16 @@ func (c *checker) programChecks(p *parsed, allowed allowEntries, cwd string, st 
 	if p.sp != nil && p.sp.makesDirs {
 		makeMap(&st.made)
 	}
+	check := func(pc programCheck) {
+		ps := st.clone(forProgram)
+		ps.cwd = cwd // where the program's options put it
+		pc(c, p, allowed, ps)
+	}
 	if p.sp != nil && p.sp.extra != nil {
-		p.sp.extra(c, p, allowed, st.forProgram(cwd))
+		check(p.sp.extra)
 	}
 	if leaf != nil && leaf != p.sp && leaf.extra != nil {
-		leaf.extra(c, p, allowed, st.forProgram(cwd))
+		check(leaf.extra)
 	}
 }
 
@@ -710,16 +715,8 @@ func (c *checker) wrapped(p *parsed, sp *spec, cwd string, st *shellState) {
 	if len(rest) == 0 {
 		return
 	}
-	if sp.appendsInput {
-		repl := ""
-		for _, id := range []string{"-I", "-i"} {
-			for _, v := range p.values(id) {
-				repl = v.s
-			}
-			if repl == "" && p.has(id) && id == "-i" {
-				repl = "{}"
-			}
-		}
+	if sp.appendsInput != nil {
+		repl := sp.appendsInput(p)
 		marked := make([]arg, 0, len(rest)+1)
 		for i, a := range rest {
 			if i > 0 && repl != "" && a.known && strings.Contains(a.s, repl) {
@@ -738,7 +735,7 @@ func (c *checker) wrapped(p *parsed, sp *spec, cwd string, st *shellState) {
 	}
 	inner := st
 	if cwd != st.cwd {
-		inner = st.clone()
+		inner = st.clone(forSubshell)
 		inner.cwd = cwd
 	}
 	c.simple(rest, inner, false)
@@ -761,7 +758,7 @@ func isAssignment(s string) bool {
 // checkArgv checks one fully expanded simple command at run time.
 func (s *Scope) checkArgv(argv []string, cwd string, env Env) []Violation {
 	env.FS = withMemo(env.fs())
-	c := &checker{s: s, env: env, seen: map[string]bool{}}
+	c := newChecker(s, env)
 	c.simple(knownArgs(argv), newState(cwd), true)
 	return c.vs
 }

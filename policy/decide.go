@@ -225,7 +225,7 @@ func (s *Scope) decide(call Call, env Env) []Violation {
 		if vs != nil {
 			return vs
 		}
-		c := &checker{s: s, env: env, seen: map[string]bool{}}
+		c := newChecker(s, env)
 		o := walkOpts{hidden: true, follow: true, rooted: true}
 		if a.Include != "" {
 			o.filters = []walkFilter{{glob: a.Include, include: true, files: true}}
@@ -337,7 +337,7 @@ func (s *Scope) roamSubdir(sub string) []Violation {
 		}
 		_ = i
 	}
-	w := Widening{Flag: "--roam-subdirectory", Value: clean + "/**"}
+	w := Widening{Flag: WidenRoamSubdirectory, Value: clean + "/**"}
 	return []Violation{{Reason: ReasonRoamNotInScope, Resource: clean, Rule: "org_roam_patterns.subdirectory", Widen: []Widening{w},
 		Message: fmt.Sprintf("org-roam subdirectory %s is not in org_roam_patterns.subdirectory of this session's scope; the user can widen it with: %s", quoteArg(clean), ExpandHint(w))}}
 }
@@ -361,7 +361,7 @@ func (s *Scope) roamTags(tags []string) []Violation {
 			continue
 		}
 		if !listed(s.roam.Tags, t) {
-			w := Widening{Flag: "--roam-tag", Value: t}
+			w := Widening{Flag: WidenRoamTag, Value: t}
 			vs = append(vs, Violation{Reason: ReasonRoamNotInScope, Resource: t, Rule: "org_roam_patterns.tags", Widen: []Widening{w},
 				Message: fmt.Sprintf("tag %s is not in org_roam_patterns.tags of this session's scope; the user can widen it with: %s", quoteArg(t), ExpandHint(w))})
 		}
@@ -377,7 +377,7 @@ func (s *Scope) roamNodes(tool string, ids ...string) []Violation {
 			return missing(tool, "node_id")
 		}
 		if !listed(s.roam.NodeIDs, id) {
-			w := Widening{Flag: "--roam-node-id", Value: id}
+			w := Widening{Flag: WidenRoamNodeID, Value: id}
 			vs = append(vs, Violation{Reason: ReasonRoamNotInScope, Resource: id, Rule: "org_roam_patterns.node_ids", Widen: []Widening{w},
 				Message: fmt.Sprintf("org-roam node %s is not in org_roam_patterns.node_ids of this session's scope; the user can widen it with: %s", quoteArg(id), ExpandHint(w))})
 		}

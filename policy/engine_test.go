@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,11 +49,17 @@ func programCommand(programs map[string]bool, s string) bool {
 	return true
 }
 
+// optionWord matches a word that is one option of a program: -x, -name,
+// --long-name, with or without =VALUE.
+var optionWord = regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9-]*(=.*)?$`)
+
 // TestEngineNamesNoProgram fails when a string literal of an engine file
 // is the name of a program of the table, or starts with one and a space
 // ("git rev-parse"), or is a variable that names a program to run
-// (EDITOR) or a builtin that assigns variables (read): that knowledge belongs in the program's prog_*.go file or in
-// builtins.go.
+// (EDITOR) or a builtin that assigns variables (read), or is an option
+// (-I, --replace), which only a program's row gives a meaning: that
+// knowledge belongs in the program's prog_*.go file or in builtins.go.
+// scope expand's own flags (the WidenFlag constants) are scopegate's.
 func TestEngineNamesNoProgram(t *testing.T) {
 	programs := map[string]bool{"EDITOR": true, "VISUAL": true, "GIT_EDITOR": true, "PAGER": true}
 	for _, n := range tableNames() {
@@ -87,6 +94,9 @@ func TestEngineNamesNoProgram(t *testing.T) {
 				if len(n.Names) == 1 && strings.HasPrefix(n.Names[0].Name, "Tool") {
 					return false // a tool's name (ToolGrep), not a program
 				}
+				if len(n.Names) == 1 && strings.HasPrefix(n.Names[0].Name, "Widen") {
+					return false // a flag of scope expand (WidenRead), not a program's
+				}
 			}
 			lit, ok := n.(*ast.BasicLit)
 			if !ok || lit.Kind != token.STRING {
@@ -98,6 +108,9 @@ func TestEngineNamesNoProgram(t *testing.T) {
 			}
 			if programs[s] || programCommand(programs, s) {
 				t.Errorf("%s: engine file names program %q: move it to its prog_*.go file or builtins.go", fset.Position(lit.Pos()), s)
+			}
+			if optionWord.MatchString(s) {
+				t.Errorf("%s: engine file names option %q, which only a program's row gives a meaning: move it to the row (a field of spec, a programCheck)", fset.Position(lit.Pos()), s)
 			}
 			return true
 		})

@@ -220,7 +220,7 @@ func (s *Scope) envValue(name string, val *string, cwd string, env Env) []Violat
 		if val == nil {
 			return deny("injects go flags known only at run time")
 		}
-		c := &checker{s: s, env: env, seen: map[string]bool{}}
+		c := newChecker(s, env)
 		words := knownArgs(strings.Fields(*val))
 		p := parseArgs("go", s.programs.lookup("go").subs["build"], words)
 		for _, o := range p.occ {

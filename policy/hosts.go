@@ -23,7 +23,7 @@ func hostWidening(host string, port int) Widening {
 	if port != 80 && port != 443 {
 		v += ":" + strconv.Itoa(port)
 	}
-	return Widening{Flag: "--allow-host", Value: v}
+	return Widening{Flag: WidenHost, Value: v}
 }
 
 // hostViolation is the denial of a connection to host:port that the
@@ -79,7 +79,7 @@ func (c *checker) anyHost(what string) {
 			Message: fmt.Sprintf("%s any host the remote side asks for (a SOCKS proxy), which is beyond %s of the machine's managed policy; no scope change can allow it", what, RuleManagedNetwork)})
 		return
 	}
-	w := Widening{Flag: "--network", Value: "any"}
+	w := Widening{Flag: WidenNetwork, Value: NetworkAny.String()}
 	c.add(Violation{Reason: ReasonHostNotInScope, Resource: anyDest, Rule: ruleNetwork, Widen: []Widening{w},
 		Message: fmt.Sprintf("%s any host the remote side asks for (a SOCKS proxy), which only network: any allows; the user can allow it with: %s", what, ExpandHint(w))})
 }

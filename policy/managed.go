@@ -180,7 +180,7 @@ func CompileManaged(r ManagedRules, env Env) (*Managed, error) {
 		}
 		n, err := compileNetwork(r.Network)
 		if err != nil {
-			return nil, &EntryError{List: "network", Value: r.Network.Mode, Err: err}
+			return nil, &EntryError{List: "network", Value: r.Network.Mode.String(), Err: err}
 		}
 		m.net = &n
 	}
@@ -200,9 +200,9 @@ func cmpRoot(root string) string {
 // compileNetwork does.
 func validateNetworkEntry(h string) error {
 	switch {
-	case h == NetworkAny:
+	case h == anyEntry:
 		return nil
-	case h == NetworkNone:
+	case h == string(NetworkNone):
 		return errors.New("none is not an entry: a list without hosts reaches none (leave it out)")
 	case strings.HasPrefix(h, socketPrefix):
 		_, err := parseSocketEntry(h)
@@ -381,27 +381,27 @@ func (m *Managed) Beyond(doc Document, env Env) []Excess {
 		}
 	}
 	for i, p := range doc.Paths.Read {
-		check(fmt.Sprintf("paths.read[%d] %s", i, p), Widening{Flag: "--read", Value: p})
+		check(fmt.Sprintf("paths.read[%d] %s", i, p), Widening{Flag: WidenRead, Value: p})
 	}
 	for i, p := range doc.Paths.Write {
-		check(fmt.Sprintf("paths.write[%d] %s", i, p), Widening{Flag: "--write", Value: p})
+		check(fmt.Sprintf("paths.write[%d] %s", i, p), Widening{Flag: WidenWrite, Value: p})
 	}
 	for i, e := range doc.Shell.Allow {
-		check(fmt.Sprintf("shell_commands.allow[%d] %s", i, e), Widening{Flag: "--allow-command", Value: e})
+		check(fmt.Sprintf("shell_commands.allow[%d] %s", i, e), Widening{Flag: WidenCommand, Value: e})
 	}
 	switch doc.Network.Mode {
 	case NetworkAny:
-		check("network any", Widening{Flag: "--network", Value: NetworkAny})
+		check("network any", Widening{Flag: WidenNetwork, Value: anyEntry})
 	case NetworkList:
 		for i, h := range doc.Network.Hosts {
 			entry := fmt.Sprintf("network[%d] %s", i, h)
 			switch {
-			case h == NetworkAny:
-				check(entry, Widening{Flag: "--network", Value: NetworkAny})
+			case h == anyEntry:
+				check(entry, Widening{Flag: WidenNetwork, Value: anyEntry})
 			case strings.HasPrefix(h, socketPrefix):
-				check(entry, Widening{Flag: "--allow-socket", Value: strings.TrimPrefix(h, socketPrefix)})
+				check(entry, Widening{Flag: WidenSocket, Value: strings.TrimPrefix(h, socketPrefix)})
 			default:
-				check(entry, Widening{Flag: "--allow-host", Value: h})
+				check(entry, Widening{Flag: WidenHost, Value: h})
 			}
 		}
 	}
@@ -418,27 +418,27 @@ func (m *Managed) Refuses(w Widening, env Env) string {
 		return ""
 	}
 	switch w.Flag {
-	case "--read":
+	case WidenRead:
 		if m.ceiling && !patternWithin(w.Value, append(slices.Clip(m.ceilRead), m.ceilWrite...), env) {
 			return RuleManagedCeilingRead
 		}
-	case "--write":
+	case WidenWrite:
 		if m.ceiling && !patternWithin(w.Value, m.ceilWrite, env) {
 			return RuleManagedCeilingWrite
 		}
-	case "--allow-command":
+	case WidenCommand:
 		return m.deniedCommand(w.Value)
-	case "--allow-host":
+	case WidenHost:
 		if m.net != nil && !m.net.coversEntry(w.Value) {
 			return RuleManagedNetwork
 		}
-	case "--allow-socket":
+	case WidenSocket:
 		if m.net != nil {
 			if ok, _ := m.net.ownAllowSocket(filepath.Clean(w.Value)); !ok {
 				return RuleManagedNetwork
 			}
 		}
-	case "--network":
+	case WidenNetwork:
 		if m.net != nil && m.net.ownMode() != NetworkAny {
 			return RuleManagedNetwork
 		}

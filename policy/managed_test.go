@@ -29,7 +29,7 @@ func managedProject(t *testing.T) (proj, scratch string, sc *policy.Scope, env p
 	own, err := policy.Compile(policy.Document{
 		Paths:   policy.PathRules{Read: []string{"/**"}, Write: []string{proj + "/**", scratch + "/**"}, Deny: []string{"**/.git/**"}},
 		Shell:   policy.ShellRules{Allow: []string{"ls", "cat", "ssh", "curl", "grep"}},
-		Network: policy.NetworkRules{Mode: policy.NetworkList, Hosts: []string{policy.NetworkAny, "unix:/run/a.sock", "unix:/run/b.sock"}},
+		Network: policy.NetworkRules{Mode: policy.NetworkList, Hosts: []string{"any", "unix:/run/a.sock", "unix:/run/b.sock"}},
 	}, env)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +150,10 @@ func TestManagedWithinBounds(t *testing.T) {
 }
 
 func TestManagedNetworkModes(t *testing.T) {
-	for _, tc := range []struct{ scope, ceiling, want string }{
+	for _, tc := range []struct {
+		scope, ceiling string
+		want           policy.NetworkMode
+	}{
 		{"network: any\n", "none", policy.NetworkNone},
 		{"network: any\n", "any", policy.NetworkAny},
 		{"network: any\n", "[a.example]", policy.NetworkList},
@@ -162,7 +165,7 @@ func TestManagedNetworkModes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ceil := policy.NetworkRules{Mode: tc.ceiling}
+		ceil := policy.NetworkRules{Mode: policy.NetworkMode(tc.ceiling)}
 		if strings.HasPrefix(tc.ceiling, "[") {
 			ceil = policy.NetworkRules{Mode: policy.NetworkList, Hosts: []string{strings.Trim(tc.ceiling, "[]")}}
 		}

@@ -36,12 +36,34 @@ import (
 // inside the machine or its network; cloud metadata addresses are link-local
 // or private, so only an entry that is that exact address reaches them.
 
-// The modes of the network section, as [Network.Mode] reports them.
+// NetworkMode is what a scope's network section lets programs reach, as
+// [Network.Mode] reports it. The runner turns it into what a call's
+// programs really get (exec.NetworkMode, a result's network_mode).
+type NetworkMode string
+
+// The modes of the network section.
 const (
-	NetworkNone = "none" // no connection at all
-	NetworkAny  = "any"  // unrestricted
-	NetworkList = "list" // only the listed hosts
+	NetworkNone NetworkMode = "none" // no connection at all
+	NetworkAny  NetworkMode = "any"  // unrestricted
+	NetworkList NetworkMode = "list" // only the listed hosts
 )
+
+// anyEntry is the word any as an entry of a network list: every host,
+// with the list's unix sockets.
+const anyEntry = string(NetworkAny)
+
+// ParseNetworkMode reads the network section written as one word: none or
+// any (a list is written as a list, never as the word list).
+func ParseNetworkMode(s string) (NetworkMode, error) {
+	switch m := NetworkMode(s); m {
+	case NetworkNone, NetworkAny:
+		return m, nil
+	}
+	return "", fmt.Errorf("network is none, any or a list of hosts, not %q", s)
+}
+
+// String is the mode's word.
+func (m NetworkMode) String() string { return string(m) }
 
 // ruleNetwork is the rule of a refused connection, and ruleNetworkAny the
 // rule of one that network: any allows.
@@ -54,7 +76,7 @@ const (
 // of entries. The zero value is a missing section, which means none.
 type NetworkRules struct {
 	// Mode is "" (no network key), NetworkNone, NetworkAny or NetworkList.
-	Mode string `yaml:"-" json:"-"`
+	Mode NetworkMode `yaml:"-" json:"-"`
 	// Hosts are the entries of a list, as written: hosts, unix: sockets
 	// and the word any.
 	Hosts []string `yaml:"-" json:"-"`
@@ -72,8 +94,8 @@ func (r *NetworkRules) UnmarshalYAML(n *yaml.Node) error {
 			*r = NetworkRules{Mode: NetworkNone}
 			return nil
 		}
-		if n.Tag == "!!str" && (n.Value == NetworkNone || n.Value == NetworkAny) {
-			*r = NetworkRules{Mode: n.Value}
+		if m, err := ParseNetworkMode(n.Value); err == nil && n.Tag == "!!str" {
+			*r = NetworkRules{Mode: m}
 			return nil
 		}
 		return fmt.Errorf("line %d: network is none, any or a list of hosts and unix: sockets, not %q", n.Line, n.Value)
@@ -100,9 +122,9 @@ func (r NetworkRules) MarshalYAML() (any, error) {
 		return r.Hosts, nil
 	}
 	if r.Mode == "" {
-		return NetworkNone, nil
+		return NetworkNone.String(), nil
 	}
-	return r.Mode, nil
+	return r.Mode.String(), nil
 }
 
 // MarshalJSON writes "none", "any" or the list of entries; a missing
@@ -119,10 +141,11 @@ func (r NetworkRules) MarshalJSON() ([]byte, error) {
 func (r *NetworkRules) UnmarshalJSON(data []byte) error {
 	var s string
 	if err := json.Unmarshal(data, &s); err == nil {
-		if s != NetworkNone && s != NetworkAny {
-			return fmt.Errorf("network is none, any or a list of hosts, not %q", s)
+		m, err := ParseNetworkMode(s)
+		if err != nil {
+			return err
 		}
-		*r = NetworkRules{Mode: s}
+		*r = NetworkRules{Mode: m}
 		return nil
 	}
 	var hosts []string
@@ -137,7 +160,7 @@ func (r *NetworkRules) UnmarshalJSON(data []byte) error {
 // immutable): the decisions of the HTTP and SOCKS proxies, the DNS stub and
 // the static checks of literal hosts.
 type Network struct {
-	mode    string
+	mode    NetworkMode
 	entries []hostEntry
 	// sockets are the list's unix: entries (network_sockets.go).
 	sockets []socketEntry
@@ -174,10 +197,10 @@ func (n Network) WithAnyHost() Network {
 // Network returns the compiled network section.
 func (s *Scope) Network() Network { return s.net }
 
-// ownMode is the section's own mode, "none", "any" or "list", without
-// its ceiling (see Mode). A list without host entries is "none", one
-// holding the word any is "any".
-func (n Network) ownMode() string {
+// ownMode is the section's own mode, none, any or list, without its
+// ceiling (see Mode). A list without host entries is none, one holding
+// the word any is any.
+func (n Network) ownMode() NetworkMode {
 	if n.mode == "" {
 		return NetworkNone
 	}
@@ -201,10 +224,10 @@ func compileNetwork(r NetworkRules) (Network, error) {
 	for i, h := range r.Hosts {
 		rule := fmt.Sprintf("network[%d] %s", i, h)
 		switch {
-		case h == NetworkAny:
+		case h == anyEntry:
 			anyHost = true
 			continue
-		case h == NetworkNone:
+		case h == string(NetworkNone):
 			return Network{}, fmt.Errorf("%w: network[%d] %q: none is not an entry: a list without hosts reaches none (leave it out)", ErrInvalidScope, i, h)
 		case strings.HasPrefix(h, socketPrefix):
 			p, err := parseSocketEntry(h)
@@ -243,7 +266,7 @@ func parseHostEntry(s string) (hostEntry, error) {
 	switch {
 	case s == "":
 		return hostEntry{}, errors.New("empty entry")
-	case s == NetworkAny || s == NetworkNone:
+	case s == anyEntry || s == string(NetworkNone):
 		return hostEntry{}, fmt.Errorf("%s is a word of the network section, not a host", s)
 	case strings.HasPrefix(s, socketPrefix):
 		return hostEntry{}, errors.New("a unix socket is not a host: allow it with --allow-socket PATH")

@@ -22,11 +22,11 @@ func (n Network) within(c *Network) Network {
 	return n
 }
 
-// Mode is "none", "any" or "list": how the section within its ceiling
-// lets programs connect. A list without host entries is "none", one
-// holding the word any is "any"; under a ceiling, any only when both say
-// any, none when either does, else list.
-func (n Network) Mode() string {
+// Mode is none, any or list: how the section within its ceiling lets
+// programs connect. A list without host entries is none, one holding the
+// word any is any; under a ceiling, any only when both say any, none when
+// either does, else list.
+func (n Network) Mode() NetworkMode {
 	own := n.ownMode()
 	if n.ceiling == nil {
 		return own

@@ -26,7 +26,7 @@ func TestNetworkSockets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := compileNet(t, tc.yml)
-			if got := n.Mode(); got != tc.mode {
+			if got := n.Mode(); got.String() != tc.mode {
 				t.Errorf("Mode() = %q, want %q", got, tc.mode)
 			}
 			if got := n.Sockets(); !slices.Equal(got, tc.sockets) {

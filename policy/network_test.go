@@ -39,7 +39,7 @@ func TestNetworkModes(t *testing.T) {
 		{"flow list", "network: [github.com, localhost:8080]\n", "list"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := compileNet(t, tc.yml).Mode(); got != tc.mode {
+			if got := compileNet(t, tc.yml).Mode(); got.String() != tc.mode {
 				t.Errorf("Mode() = %q, want %q", got, tc.mode)
 			}
 		})
@@ -326,7 +326,7 @@ func TestNetworkDocumentRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(js, &fromJSON); err != nil {
 			t.Fatalf("%s: %v", js, err)
 		}
-		if want := compileNet(t, yml).Mode(); func() string {
+		if want := compileNet(t, yml).Mode(); func() policy.NetworkMode {
 			sc, err := policy.Compile(fromJSON, policy.Env{})
 			if err != nil {
 				t.Fatal(err)

@@ -113,8 +113,11 @@ type spec struct {
 	rewrite func([]arg) []arg
 	// assignsFirst: NAME=VALUE operands before the wrapped command (env).
 	assignsFirst bool
-	// appendsInput: the wrapped command gets more arguments at run time (xargs).
-	appendsInput bool
+	// appendsInput, when set, says that the wrapped command gets more
+	// arguments at run time (xargs): it returns the string that input
+	// replaces in the command's arguments instead of being appended to
+	// them (xargs -I), or "".
+	appendsInput func(p *parsed) string
 	// split names an option whose value is split into words and run (env -S).
 	split string
 	// abbrev: subcommands may be abbreviated to a unique prefix (npm).

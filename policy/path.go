@@ -261,13 +261,13 @@ func (s *Scope) checkCanonical(abs, resolved string, info fs.FileInfo, access Ac
 				Message: fmt.Sprintf("%s%s is a file whose content git runs (%s); tool calls may never write it, so that a later git command cannot run planted code", describe(src), shown(abs, resolved), f)}}
 		}
 		if !inAny(s.write, abs) || !inAny(s.write, resolved) {
-			ws := widenPath("--write", abs, resolved, info, func(p string) bool { return inAny(s.write, p) })
+			ws := widenPath(WidenWrite, abs, resolved, info, func(p string) bool { return inAny(s.write, p) })
 			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.write", Widen: ws,
 				Message: fmt.Sprintf("%swriting %s is not in paths.write of this session's scope; the user can widen it with: %s", describe(src), shown(abs, resolved), ExpandHint(ws...))}}
 		}
 	} else {
 		if !(inAny(s.read, abs) || inAny(s.write, abs)) || !(inAny(s.read, resolved) || inAny(s.write, resolved)) {
-			ws := widenPath("--read", abs, resolved, info, func(p string) bool { return inAny(s.read, p) || inAny(s.write, p) })
+			ws := widenPath(WidenRead, abs, resolved, info, func(p string) bool { return inAny(s.read, p) || inAny(s.write, p) })
 			return []Violation{{Reason: notInScope, Resource: abs, Rule: "paths.read", Widen: ws,
 				Message: fmt.Sprintf("%sreading %s is not in paths.read of this session's scope; the user can widen it with: %s", describe(src), shown(abs, resolved), ExpandHint(ws...))}}
 		}
@@ -403,7 +403,7 @@ const ExpandCommand = "scopegate scope expand"
 // let the call's path through, for each of its spelling and its resolution
 // that the scope does not yet cover (info: the resolved file's, when it
 // exists).
-func widenPath(flag, abs, resolved string, info fs.FileInfo, covered func(string) bool) []Widening {
+func widenPath(flag WidenFlag, abs, resolved string, info fs.FileInfo, covered func(string) bool) []Widening {
 	var ws []Widening
 	if !covered(abs) && abs != resolved {
 		ws = append(ws, Widening{Flag: flag, Value: narrowest(abs, nil)})

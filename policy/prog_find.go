@@ -63,7 +63,7 @@ func findExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 				}
 				inner = append(inner, x)
 			}
-			c.simple(inner, st.clone(), false)
+			c.simple(inner, st.clone(forSubshell), false)
 			i = j
 		case a.s == "-delete":
 			c.danger(p, allowed, "-delete", "-delete", "deletes every file found")

@@ -121,7 +121,7 @@ func (c *checker) socket(v arg, cwd, what string) {
 		c.add(viol)
 		return
 	}
-	w := Widening{Flag: "--allow-socket", Value: clean}
+	w := Widening{Flag: WidenSocket, Value: clean}
 	viol.Widen = []Widening{w}
 	viol.Message = fmt.Sprintf("%s the unix socket %s, which is not in network of this session's scope (no host socket is reachable that it does not name); the user can allow it with: %s", what, quoteArg(clean), ExpandHint(w))
 	c.add(viol)

@@ -13,6 +13,22 @@ import "strings"
 // the user's shell with the arguments; capsh gives the arguments after
 // -- to bash.
 
+// xargsReplace is the string xargs replaces with each input item in the
+// command's arguments (-I STR, -i[STR], -i alone meaning {}), or "" when it
+// appends the items.
+func xargsReplace(p *parsed) string {
+	repl := ""
+	for _, id := range []string{"-I", "-i"} {
+		for _, v := range p.values(id) {
+			repl = v.s
+		}
+		if repl == "" && p.has(id) && id == "-i" {
+			repl = "{}"
+		}
+	}
+	return repl
+}
+
 // watchExtra: watch runs its words joined by spaces through sh -c, or
 // with -x as a command of its own; either way they are checked as the
 // shell command that runs.
@@ -83,7 +99,7 @@ func registerWrappers(add adder) {
 	add(&spec{wrapper: true, opts: opts(wr("-o --output"), val("-f --format"), fl("-a --append"), fl("-p --portability"),
 		fl("-q --quiet"), fl("-v --verbose"))}, "time")
 	add(&spec{wrapper: true, opts: opts(val("-c --class"), val("-n --classdata"), fl("-t --ignore"), val("-p --pid"))}, "ionice")
-	add(&spec{wrapper: true, appendsInput: true, opts: opts(fl("-0 --null"), fl("-r --no-run-if-empty"), fl("-t --verbose"),
+	add(&spec{wrapper: true, appendsInput: xargsReplace, opts: opts(fl("-0 --null"), fl("-r --no-run-if-empty"), fl("-t --verbose"),
 		fl("-p --interactive"), fl("-x --exit"), fl("-o --open-tty"), rd("-a --arg-file"), val("-d --delimiter"), val("-E"),
 		oval("-e --eof"), val("-I"), oval("-i --replace"), val("-L --max-lines"), oval("-l"), val("-n --max-args"),
 		val("-P --max-procs"), val("-s --max-chars"), opt("--process-slot-var", valueOpt, effDanger, "sets a variable of its choosing in the command's environment"), fl("--show-limits"))}, "xargs")

@@ -35,10 +35,16 @@ type checker struct {
 	written map[string]bool
 }
 
+// newChecker is a checker of calls on scope s in env, before its first
+// violation.
+func newChecker(s *Scope, env Env) *checker {
+	return &checker{s: s, env: env, seen: map[string]bool{}}
+}
+
 // shellState is what a walk knows at a point of the program, grouped by
-// what each field follows. A subshell starts from a copy (clone), a
-// program's own check sees forProgram: those are the only two places that
-// copy fields, one a line, and a new field is added to both.
+// what each field follows. A subshell starts from a copy, a program's own
+// check sees one that shares the walk's variables: clone is the one place
+// that copies fields, one a line, and a new field is added there.
 type shellState struct {
 	// The working directory.
 
@@ -75,7 +81,7 @@ type shellState struct {
 	// pending is the variables' state before the first element of the &&
 	// list being walked that may not run: the statement's end merges it
 	// (mergeMaybe).
-	pending *varSnap
+	pending *shellState
 
 	// Positional parameters.
 
@@ -130,86 +136,92 @@ type shellState struct {
 	editorSafe bool
 }
 
-// clone is the state a subshell starts with: a copy, so that what it
-// changes does not leak back. Empty maps stay nil; the setters make them.
-// What belongs to the statement being checked, and the expansion
-// configuration, start anew.
-func (st *shellState) clone() *shellState {
+// A copy of a walk's state ([shellState.clone]) is for one of these.
+type stateCopy uint8
+
+const (
+	// forSubshell is the state a subshell starts with, and the state
+	// before a region that may not run, which mergeMaybe merges back: a
+	// copy, so that what it changes does not leak back. Empty maps stay
+	// nil; the setters make them. What belongs to the statement being
+	// checked, and the expansion configuration, start anew.
+	forSubshell stateCopy = iota
+	// forProgram is the state a program's own check (its row's
+	// programCheck) sees; the caller sets the working directory its
+	// options give. The walk's variables and functions are shared, not
+	// copied, and so are the directories made when the row records them
+	// (spec.makesDirs), so that what the check records holds for the rest
+	// of the line; the statement's input and editor are the walk's; the
+	// rest starts empty.
+	forProgram
+)
+
+// clone is the one copy of a walk's state, one field a line: a new field
+// is added here, with what each kind of copy does with it.
+func (st *shellState) clone(k stateCopy) *shellState {
+	sub := k == forSubshell
+	if !sub {
+		makeMap(&st.vars) // shared: made here so that both sides hold it
+		makeMap(&st.funcs)
+	}
 	return &shellState{
 		cwd:         st.cwd,
-		cwdDeferred: st.cwdDeferred,
-		made:        maps.Clone(st.made),
+		cwdDeferred: sub && st.cwdDeferred,
+		made:        copyOrShare(sub, st.made),
 
-		vars:      maps.Clone(st.vars),
-		numeric:   maps.Clone(st.numeric),
-		unbounded: maps.Clone(st.unbounded),
-		dataVars:  maps.Clone(st.dataVars),
-		arrays:    maps.Clone(st.arrays),
-		customIFS: st.customIFS,
-		pending:   nil, // the subshell's own && lists
+		vars:      copyOrShare(sub, st.vars),
+		numeric:   copyOrNone(sub, st.numeric),
+		unbounded: copyOrNone(sub, st.unbounded),
+		dataVars:  copyOrNone(sub, st.dataVars),
+		arrays:    copyOrNone(sub, st.arrays),
+		customIFS: sub && st.customIFS,
+		pending:   nil, // the copy's own && lists
 
 		pos:        st.pos,
 		posKnown:   st.posKnown,
-		posChecked: st.posChecked,
+		posChecked: sub && st.posChecked,
 
-		funcs:      maps.Clone(st.funcs),
-		funcBodies: maps.Clone(st.funcBodies),
-		maybeFuncs: maps.Clone(st.maybeFuncs),
-		funcVars:   maps.Clone(st.funcVars),
-		cwdFuncs:   maps.Clone(st.cwdFuncs),
+		funcs:      copyOrShare(sub, st.funcs),
+		funcBodies: copyOrNone(sub, st.funcBodies),
+		maybeFuncs: copyOrShare(sub, st.maybeFuncs),
+		funcVars:   copyOrNone(sub, st.funcVars),
+		cwdFuncs:   copyOrNone(sub, st.cwdFuncs),
 
 		cond:  st.cond,
-		shopt: maps.Clone(st.shopt),
+		shopt: copyOrNone(sub, st.shopt),
 		cfg:   nil, // built on first use
 
 		pipedIn:    st.pipedIn,
-		pipedText:  nil,
-		stdinFile:  "",
-		editorSafe: false,
+		pipedText:  keepIf(!sub, st.pipedText),
+		stdinFile:  keepIf(!sub, st.stdinFile),
+		editorSafe: !sub && st.editorSafe,
 	}
 }
 
-// forProgram is the state a program's own check (its row's programCheck)
-// sees, in the working directory cwd its options give: the walk's
-// variables and functions are shared, not copied, and so are the
-// directories made when the row records them (spec.makesDirs), so that
-// what the check records holds for the rest of the line; the statement's
-// input and editor are the walk's.
-func (st *shellState) forProgram(cwd string) *shellState {
-	makeMap(&st.vars)
-	makeMap(&st.funcs)
-	return &shellState{
-		cwd:         cwd,
-		cwdDeferred: false,
-		made:        st.made,
-
-		vars:      st.vars,
-		numeric:   nil,
-		unbounded: nil,
-		dataVars:  nil,
-		arrays:    nil,
-		customIFS: false,
-		pending:   nil,
-
-		pos:        st.pos,
-		posKnown:   st.posKnown,
-		posChecked: false,
-
-		funcs:      st.funcs,
-		funcBodies: nil,
-		maybeFuncs: st.maybeFuncs,
-		funcVars:   nil,
-		cwdFuncs:   nil,
-
-		cond:  st.cond,
-		shopt: nil,
-		cfg:   nil,
-
-		pipedIn:    st.pipedIn,
-		pipedText:  st.pipedText,
-		stdinFile:  st.stdinFile,
-		editorSafe: st.editorSafe,
+// copyOrShare is m copied for a subshell, shared with a program's check.
+func copyOrShare[M ~map[K]V, K comparable, V any](sub bool, m M) M {
+	if sub {
+		return maps.Clone(m)
 	}
+	return m
+}
+
+// copyOrNone is m copied for a subshell; a program's check starts
+// without.
+func copyOrNone[M ~map[K]V, K comparable, V any](sub bool, m M) M {
+	if sub {
+		return maps.Clone(m)
+	}
+	return nil
+}
+
+// keepIf is v when keep holds, else v's zero value.
+func keepIf[T any](keep bool, v T) T {
+	if keep {
+		return v
+	}
+	var zero T
+	return zero
 }
 
 // makeMap makes *m when it is nil.
@@ -307,7 +319,7 @@ func (st *shellState) setUnbounded(name string, on bool) {
 func (st *shellState) conditional(f func()) {
 	st.cond++
 	cwd := st.cwd
-	before := st.snapshot()
+	before := st.clone(forSubshell)
 	defer func() {
 		st.cond--
 		if st.cwd != cwd {
@@ -318,22 +330,10 @@ func (st *shellState) conditional(f func()) {
 	f()
 }
 
-// varSnap is the variables' state before a region that may not run.
-type varSnap struct {
-	vars                        map[string]*string
-	numeric, unbounded, dataSet map[string]bool
-}
-
-// snapshot records the variables' state.
-func (st *shellState) snapshot() *varSnap {
-	return &varSnap{vars: maps.Clone(st.vars), numeric: maps.Clone(st.numeric), unbounded: maps.Clone(st.unbounded),
-		dataSet: maps.Clone(st.dataVars)}
-}
-
 // mergeMaybe makes each variable a region changed hold either its value
-// from before or from after the region: unknown, a number only if both
-// are, unbounded or data if either is.
-func (st *shellState) mergeMaybe(before *varSnap) {
+// from before (a clone made then) or from after the region: unknown, a
+// number only if both are, unbounded or data if either is.
+func (st *shellState) mergeMaybe(before *shellState) {
 	for name, v := range st.vars {
 		old, had := before.vars[name]
 		if had && sameValue(old, v) &&
@@ -343,7 +343,7 @@ func (st *shellState) mergeMaybe(before *varSnap) {
 		wasNumber := before.numeric[name] || had && old != nil && safeArith(*old)
 		isNumber := st.numeric[name] || v != nil && safeArith(*v)
 		unbounded := !had || before.unbounded[name] || st.unbounded[name]
-		data := before.dataSet[name] || st.dataVars[name]
+		data := before.dataVars[name] || st.dataVars[name]
 		st.setVar(name, nil)
 		if wasNumber && isNumber {
 			st.setNumeric(name)
@@ -383,7 +383,7 @@ func newParser() *syntax.Parser {
 // checkShell decides a shell command: every simple command anywhere in it.
 func (s *Scope) checkShell(cmd, cwd string, env Env) []Violation {
 	env.FS = withMemo(env.fs())
-	c := &checker{s: s, env: env, seen: map[string]bool{}}
+	c := newChecker(s, env)
 	c.program(cmd, newState(cwd))
 	return c.vs
 }
@@ -459,7 +459,7 @@ func (c *checker) stmts(ss []*syntax.Stmt, st *shellState) {
 func (c *checker) stmt(s *syntax.Stmt, st *shellState) {
 	if s.Background || s.Coprocess {
 		// A background job runs in a subshell: its cd does not persist.
-		st = st.clone()
+		st = st.clone(forSubshell)
 	}
 	if st.pipedIn && redirectsStdin(s.Redirs) && !stdinFromProcSubst(s.Redirs) {
 		// What reads stdin here reads a file or a here-document, not the
@@ -495,8 +495,8 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 		if cmd.Op == syntax.Pipe || cmd.Op == syntax.PipeAll {
 			// Each side of a pipeline runs in its own subshell (the last
 			// one in this shell under shopt -s lastpipe).
-			c.stmt(cmd.X, st.clone())
-			y := st.clone()
+			c.stmt(cmd.X, st.clone(forSubshell))
+			y := st.clone(forSubshell)
 			y.pipedIn = true
 			y.pipedText = nil
 			if out, ok := c.pureOutput(&syntax.CmdSubst{Stmts: []*syntax.Stmt{cmd.X}}, st); ok {
@@ -521,7 +521,7 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 			}
 		}
 		cwd := st.cwd
-		before := st.snapshot()
+		before := st.clone(forSubshell)
 		st.cond++
 		c.stmt(cmd.Y, st)
 		st.cond--
@@ -542,7 +542,7 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 	case *syntax.Block:
 		c.stmts(cmd.Stmts, st)
 	case *syntax.Subshell:
-		c.stmts(cmd.Stmts, st.clone())
+		c.stmts(cmd.Stmts, st.clone(forSubshell))
 	case *syntax.IfClause:
 		st.conditional(func() {
 			for ic := cmd; ic != nil; ic = ic.Else {
@@ -585,7 +585,7 @@ func (c *checker) command(cmd syntax.Command, st *shellState) {
 		}
 	case *syntax.CoprocClause:
 		if cmd.Stmt != nil {
-			c.stmt(cmd.Stmt, st.clone())
+			c.stmt(cmd.Stmt, st.clone(forSubshell))
 		}
 	case *syntax.TestDecl:
 		c.add(Violation{Reason: ReasonParseError, Resource: "@test", Message: "bats @test declarations are not shell commands"})
@@ -617,7 +617,7 @@ func (c *checker) forClause(cmd *syntax.ForClause, st *shellState) {
 			// The body is checked with each item in turn; the walk
 			// goes on with the last.
 			for _, a := range args[:len(args)-1] {
-				item := st.clone()
+				item := st.clone(forSubshell)
 				item.setVar(name, ptr(a.s))
 				item.setUnbounded(name, false)
 				item.conditional(func() { c.stmts(cmd.Do, item) })
@@ -663,7 +663,7 @@ func (c *checker) funcDecl(cmd *syntax.FuncDecl, st *shellState) {
 		deferred = deferred && isName(name)
 	}
 	if cmd.Body != nil {
-		body := st.clone()
+		body := st.clone(forSubshell)
 		body.posChecked = deferred
 		c.stmt(cmd.Body, body)
 		changesCwd = body.cwd != st.cwd || body.cwdDeferred
@@ -749,10 +749,10 @@ func (c *checker) nested(w *syntax.Word, st *shellState) {
 		switch n := n.(type) {
 		case *syntax.CmdSubst:
 			// A command substitution runs in a subshell.
-			c.stmts(n.Stmts, st.clone())
+			c.stmts(n.Stmts, st.clone(forSubshell))
 			return false
 		case *syntax.ProcSubst:
-			c.stmts(n.Stmts, st.clone())
+			c.stmts(n.Stmts, st.clone(forSubshell))
 			return false
 		case *syntax.ArithmExp:
 			c.arithVars(n.X, st)

@@ -1,13 +1,67 @@
 package policy
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Widening is one scope expansion that lifts a denial: a flag of
 // `scopegate scope expand` and its value (--read PATTERN, --allow-command
 // WORDS, --roam-tag TAG…).
 type Widening struct {
-	Flag  string `json:"flag"`
-	Value string `json:"value"`
+	Flag  WidenFlag `json:"flag"`
+	Value string    `json:"value"`
+}
+
+// WidenFlag is the `scope expand` flag of a widening: a closed vocabulary,
+// written as the flag itself in decisions, tools.org (:WIDEN:), grants and
+// suggestions. [ParseWidenFlag] (and decoding JSON or text) refuses any
+// other word, so that a flag no code knows how to apply never travels.
+type WidenFlag string
+
+// The widening flags. Narrowing flags of scope expand (--deny,
+// --deny-command) are no widening.
+const (
+	WidenRead             WidenFlag = "--read"              // paths.read
+	WidenWrite            WidenFlag = "--write"             // paths.write
+	WidenCommand          WidenFlag = "--allow-command"     // shell_commands.allow
+	WidenRoamSubdirectory WidenFlag = "--roam-subdirectory" // org_roam_patterns.subdirectory
+	WidenRoamTag          WidenFlag = "--roam-tag"          // org_roam_patterns.tags
+	WidenRoamNodeID       WidenFlag = "--roam-node-id"      // org_roam_patterns.node_ids
+	WidenHost             WidenFlag = "--allow-host"        // a host entry of network
+	WidenSocket           WidenFlag = "--allow-socket"      // a unix: entry of network
+	// WidenNetwork with the value "any" makes the network unrestricted:
+	// proposed in a hint, never offered for approval nor suggested.
+	WidenNetwork WidenFlag = "--network"
+)
+
+// ParseWidenFlag returns the widening flag s spells, or an error for any
+// other word.
+func ParseWidenFlag(s string) (WidenFlag, error) {
+	switch f := WidenFlag(s); f {
+	case WidenRead, WidenWrite, WidenCommand, WidenRoamSubdirectory, WidenRoamTag,
+		WidenRoamNodeID, WidenHost, WidenSocket, WidenNetwork:
+		return f, nil
+	}
+	return "", fmt.Errorf("%q is not a widening flag of scope expand", s)
+}
+
+// String is the flag as scope expand spells it.
+func (f WidenFlag) String() string { return string(f) }
+
+// IsPath reports whether the flag widens a path list (--read, --write),
+// whose values are path patterns.
+func (f WidenFlag) IsPath() bool { return f == WidenRead || f == WidenWrite }
+
+// UnmarshalText reads a flag through [ParseWidenFlag]: a grant, a
+// tools.org entry or a request naming another word does not decode.
+func (f *WidenFlag) UnmarshalText(text []byte) error {
+	v, err := ParseWidenFlag(string(text))
+	if err != nil {
+		return err
+	}
+	*f = v
+	return nil
 }
 
 // ExpandHint renders ws as the command a denial message proposes, without
@@ -16,7 +70,7 @@ func ExpandHint(ws ...Widening) string {
 	var b strings.Builder
 	b.WriteString(ExpandCommand)
 	for _, w := range ws {
-		b.WriteString(" " + w.Flag + " " + quoteArg(w.Value))
+		b.WriteString(" " + w.Flag.String() + " " + quoteArg(w.Value))
 	}
 	return b.String()
 }

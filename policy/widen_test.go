@@ -1,6 +1,8 @@
 package policy_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/scopegate/scopegate/policy"
@@ -77,4 +79,51 @@ func TestWidenable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWidenFlag: every widening flag parses back to itself, and decoding
+// refuses any other word, so a grant or an entry naming one does not load.
+func TestWidenFlag(t *testing.T) {
+	for _, f := range []policy.WidenFlag{policy.WidenRead, policy.WidenWrite, policy.WidenCommand,
+		policy.WidenRoamSubdirectory, policy.WidenRoamTag, policy.WidenRoamNodeID,
+		policy.WidenHost, policy.WidenSocket, policy.WidenNetwork} {
+		got, err := policy.ParseWidenFlag(f.String())
+		if err != nil || got != f {
+			t.Errorf("ParseWidenFlag(%q) = %q, %v", f, got, err)
+		}
+	}
+	for _, s := range []string{"", "read", "--deny", "--deny-command", "--READ", "--read ", "--allow-hosts"} {
+		if f, err := policy.ParseWidenFlag(s); err == nil {
+			t.Errorf("ParseWidenFlag(%q) = %q, want an error", s, f)
+		}
+	}
+	var ws []policy.Widening
+	if err := json.Unmarshal([]byte(`[{"flag":"--read","value":"/etc/hostname"}]`), &ws); err != nil || ws[0].Flag != policy.WidenRead {
+		t.Errorf("decode --read: %+v, %v", ws, err)
+	}
+	if err := json.Unmarshal([]byte(`[{"flag":"--deny","value":"/etc/**"}]`), &ws); err == nil {
+		t.Errorf("decoded --deny as a widening: %+v", ws)
+	}
+}
+
+// FuzzParseWidenFlag: what parses is a flag that prints as it was spelled,
+// starts with -- and decodes from JSON as the same flag.
+func FuzzParseWidenFlag(f *testing.F) {
+	for _, s := range []string{"--read", "--write", "--allow-command", "--allow-socket", "--network", "--deny", "", "--read\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		flag, err := policy.ParseWidenFlag(s)
+		if err != nil {
+			return
+		}
+		if flag.String() != s || !strings.HasPrefix(s, "--") {
+			t.Fatalf("ParseWidenFlag(%q) = %q", s, flag)
+		}
+		var w policy.Widening
+		data, _ := json.Marshal(policy.Widening{Flag: flag, Value: "v"})
+		if err := json.Unmarshal(data, &w); err != nil || w.Flag != flag {
+			t.Fatalf("round trip of %q: %+v, %v", s, w, err)
+		}
+	})
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/scopegate/scopegate/internal/atomicfile"
 )
 
 // MaxContent is the most file text a [Node] carries; the rest is cut and
@@ -411,7 +413,7 @@ func updateFile(root *os.Root, name, id string, edit func(src string, h header) 
 	}
 	out, changed := edit(src, h)
 	if changed {
-		if err := replace(root, dir, name, out, info.Mode().Perm()); err != nil {
+		if err := replace(root, name, out, info.Mode().Perm()); err != nil {
 			return Node{}, false, err
 		}
 		if h, err = parseHeader(out); err != nil {
@@ -421,23 +423,9 @@ func updateFile(root *os.Root, name, id string, edit func(src string, h header) 
 	return node(h, name, out, false), true, nil
 }
 
-// replace writes content to a temporary file next to name and renames it
-// over name, so readers see the old or the new file, never a torn one.
-func replace(root *os.Root, dir *lockedDir, name, content string, perm fs.FileMode) error {
-	tmp := path.Join(path.Dir(name), "."+path.Base(name)+".tmp-"+strings.ToLower(rand.Text()))
-	if err := writeNew(root, tmp, content, 0o600); err != nil {
-		return fmt.Errorf("write %q: %w", tmp, err)
-	}
-	if err := root.Chmod(tmp, perm); err != nil {
-		_ = root.Remove(tmp)
-		return fmt.Errorf("chmod %q: %w", tmp, err)
-	}
-	if err := root.Rename(tmp, name); err != nil {
-		_ = root.Remove(tmp)
-		return fmt.Errorf("replace %q: %w", name, err)
-	}
-	if err := dir.f.Sync(); err != nil {
-		return fmt.Errorf("sync directory of %q: %w", name, err)
-	}
-	return nil
+// replace writes content over name (atomicfile.WriteIn), durably: readers
+// see the old or the new file, never a torn one, and the new one survives
+// a crash. It keeps mode perm, the mode of the file it replaces.
+func replace(root *os.Root, name, content string, perm fs.FileMode) error {
+	return atomicfile.WriteIn(root, name, []byte(content), perm, atomicfile.Options{Durable: true, ExactPerm: true})
 }

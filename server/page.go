@@ -204,9 +204,9 @@ func viewScope(d policy.Document) *scopeView {
 	case policy.NetworkList:
 		v.Network = nonNil(d.Network.Hosts)
 	case policy.NetworkAny:
-		v.Network = []string{policy.NetworkAny}
+		v.Network = []string{policy.NetworkAny.String()}
 	default:
-		v.Network = []string{policy.NetworkNone}
+		v.Network = []string{policy.NetworkNone.String()}
 	}
 	return v
 }

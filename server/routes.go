@@ -245,18 +245,18 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) error {
 // ExpandRequest is the body of POST /v1/sessions/{id}/scope/expand; the
 // lists are those of `scopegate scope expand`.
 type ExpandRequest struct {
-	Branch           string   `json:"branch,omitempty"`
-	Read             []string `json:"read,omitempty"`
-	Write            []string `json:"write,omitempty"`
-	Deny             []string `json:"deny,omitempty"`
-	AllowCommand     []string `json:"allow_command,omitempty"`
-	DenyCommand      []string `json:"deny_command,omitempty"`
-	RoamSubdirectory []string `json:"roam_subdirectory,omitempty"`
-	RoamTag          []string `json:"roam_tag,omitempty"`
-	RoamNodeID       []string `json:"roam_node_id,omitempty"`
-	AllowHost        []string `json:"allow_host,omitempty"`
-	AllowSocket      []string `json:"allow_socket,omitempty"`
-	Network          string   `json:"network,omitempty"`
+	Branch           string             `json:"branch,omitempty"`
+	Read             []string           `json:"read,omitempty"`
+	Write            []string           `json:"write,omitempty"`
+	Deny             []string           `json:"deny,omitempty"`
+	AllowCommand     []string           `json:"allow_command,omitempty"`
+	DenyCommand      []string           `json:"deny_command,omitempty"`
+	RoamSubdirectory []string           `json:"roam_subdirectory,omitempty"`
+	RoamTag          []string           `json:"roam_tag,omitempty"`
+	RoamNodeID       []string           `json:"roam_node_id,omitempty"`
+	AllowHost        []string           `json:"allow_host,omitempty"`
+	AllowSocket      []string           `json:"allow_socket,omitempty"`
+	Network          policy.NetworkMode `json:"network,omitempty"`
 }
 
 func (s *Server) expand(w http.ResponseWriter, r *http.Request) error {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/scopegate/scopegate/internal/atomicfile"
 )
 
 // Modes of everything created under the sessions root.
@@ -13,51 +15,10 @@ const (
 	fileMode = 0o600
 )
 
-// writeFileAtomic replaces path with data: a temp file in the same
-// directory, fsync, rename, fsync of the directory. Readers see the old or
-// the new content, never a mix.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(fileMode); err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+// writeFile replaces path with data, durably (atomicfile): every file of
+// a session survives a crash once written (CONTRACT §1).
+func writeFile(path string, data []byte) error {
+	return atomicfile.Write(path, data, atomicfile.Options{Durable: true})
 }
 
 // lockBranch takes the branch's exclusive lock (flock on .scope.lock) and

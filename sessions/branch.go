@@ -117,7 +117,7 @@ func migrateLegacyScope(dir string, warn func(string)) error {
 		return nil // migrated by someone else meanwhile
 	}
 	header := []byte("# Migrated from the legacy " + src + ".\n")
-	if err := writeFileAtomic(scope, append(header, out...)); err != nil {
+	if err := writeFile(scope, append(header, out...)); err != nil {
 		return fmt.Errorf("migrate %s: %w", src, err)
 	}
 	warn(fmt.Sprintf("migrated the legacy %s of %s into %s", src, dir, ScopeFile))

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/scopegate/scopegate/internal/atomicfile"
 )
 
 // BranchOptions describe a new branch.
@@ -61,11 +63,11 @@ func (s *Store) CreateBranch(ctx context.Context, id, name string, opts BranchOp
 		if err != nil {
 			return Created{}, fmt.Errorf("create branch %q: %w", name, err)
 		}
-		if err := writeFileAtomic(filepath.Join(tmp, f), data); err != nil {
+		if err := writeFile(filepath.Join(tmp, f), data); err != nil {
 			return Created{}, err
 		}
 	}
-	if err := writeFileAtomic(filepath.Join(tmp, SessionFile), nil); err != nil {
+	if err := writeFile(filepath.Join(tmp, SessionFile), nil); err != nil {
 		return Created{}, err
 	}
 	bm := BranchMetadata{ParentBranch: parent.Name, Created: s.now(), BranchPointPosition: opts.At}
@@ -79,7 +81,7 @@ func (s *Store) CreateBranch(ctx context.Context, id, name string, opts BranchOp
 		}
 		return Created{}, fmt.Errorf("create branch %q: %w", name, err)
 	}
-	if err := syncDir(branches); err != nil {
+	if err := atomicfile.SyncDir(branches); err != nil {
 		return Created{}, err
 	}
 	c := Created{SessionID: id, SessionDir: s.SessionDir(id), Branch: name, BranchDir: dst}
@@ -115,5 +117,5 @@ func (s *Store) Switch(id, name string) error {
 		os.Remove(tmp)
 		return fmt.Errorf("switch session %q to %q: %w", id, name, err)
 	}
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }

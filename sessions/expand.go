@@ -29,8 +29,74 @@ type Expansion struct {
 	// network list as unix: entries; a scope with network: any becomes
 	// the list [any, unix:…].
 	AllowSockets []string
-	// Network is "any" to make the network unrestricted, else "".
-	Network string
+	// Network is policy.NetworkAny to make the network unrestricted, else
+	// "".
+	Network policy.NetworkMode
+}
+
+// ExpansionOf is the scope expansion that applies widenings: the one
+// mapping from a [policy.WidenFlag] to the list of scope.yml it adds to.
+// What cannot be applied is an error, and then nothing is: a blank value,
+// a relative path pattern, a host or socket entry a scope would refuse,
+// and --network, which widens the whole network only through scope expand
+// --network any, never through a grant or a suggestion.
+func ExpansionOf(ws ...policy.Widening) (Expansion, error) {
+	var x Expansion
+	for _, w := range ws {
+		var list *[]string
+		var validate func(string) error // what a scope would refuse
+		switch w.Flag {
+		case policy.WidenRead:
+			list = &x.Read
+		case policy.WidenWrite:
+			list = &x.Write
+		case policy.WidenCommand:
+			list = &x.AllowCommands
+		case policy.WidenRoamSubdirectory:
+			list = &x.RoamSubdirectories
+		case policy.WidenRoamTag:
+			list = &x.RoamTags
+		case policy.WidenRoamNodeID:
+			list = &x.RoamNodeIDs
+		case policy.WidenHost:
+			list, validate = &x.AllowHosts, policy.ValidateHostEntry
+		case policy.WidenSocket:
+			list, validate = &x.AllowSockets, policy.ValidateSocketPath
+		default:
+			return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied", ErrInvalidExpansion, w.Flag, w.Value)
+		}
+		if validate != nil {
+			if err := validate(w.Value); err != nil {
+				return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied: %v", ErrInvalidExpansion, w.Flag, w.Value, err)
+			}
+		}
+		if strings.TrimSpace(w.Value) == "" || w.Flag.IsPath() && !filepath.IsAbs(w.Value) {
+			return Expansion{}, fmt.Errorf("%w: widening %s %q cannot be applied", ErrInvalidExpansion, w.Flag, w.Value)
+		}
+		*list = append(*list, w.Value)
+	}
+	return x, nil
+}
+
+// Widenings are the entries of the expansion that a layer above the scope
+// (a managed policy) may refuse, as widenings: its read, write, command,
+// host and socket entries, and WidenNetwork for Network. Deny entries
+// narrow a scope; nothing above a scope bounds its org-roam entries.
+func (e Expansion) Widenings() []policy.Widening {
+	var ws []policy.Widening
+	for _, l := range []struct {
+		flag   policy.WidenFlag
+		values []string
+	}{{policy.WidenRead, e.Read}, {policy.WidenWrite, e.Write}, {policy.WidenCommand, e.AllowCommands},
+		{policy.WidenHost, e.AllowHosts}, {policy.WidenSocket, e.AllowSockets}} {
+		for _, v := range l.values {
+			ws = append(ws, policy.Widening{Flag: l.flag, Value: v})
+		}
+	}
+	if e.Network != "" {
+		ws = append(ws, policy.Widening{Flag: policy.WidenNetwork, Value: e.Network.String()})
+	}
+	return ws
 }
 
 // target is one list of scope.yml an expansion can add to.
@@ -70,11 +136,35 @@ type Expanded struct {
 	// Scope is the resulting scope; Data the resulting scope.yml.
 	Scope policy.Document
 	Data  []byte
-	// Added counts the new entries per list, keyed "paths.read" etc.;
+	// Added are the new entries per list, keyed "paths.read" etc. (the
+	// network section is "network", any included), in the order written;
 	// empty when nothing changed (and the file was not rewritten).
-	Added map[string]int
+	Added map[string][]string
 	// Expansion is what was asked for, relative patterns anchored.
 	Expansion Expansion
+}
+
+// AddedEntry is one entry an expansion added to scope.yml: its list
+// ("paths.read", "shell_commands.allow", "network"…) and its value.
+type AddedEntry struct {
+	List, Value string
+}
+
+// Entries are the entries added, list by list in the order of the
+// sections of scope.yml (the network last), each list in the order
+// written.
+func (r Expanded) Entries() []AddedEntry {
+	var out []AddedEntry
+	lists := make([]string, 0, len(r.Added))
+	for _, t := range r.Expansion.targets() {
+		lists = append(lists, t.section+"."+t.key)
+	}
+	for _, l := range append(lists, "network") {
+		for _, v := range r.Added[l] {
+			out = append(out, AddedEntry{List: l, Value: v})
+		}
+	}
+	return out
 }
 
 // ExpandScope adds the expansion to the branch's scope.yml under the
@@ -144,7 +234,7 @@ func ExpandScope(ctx context.Context, branchDir string, add Expansion) (Expanded
 		return Expanded{}, fmt.Errorf("%w: %v", ErrInvalidExpansion, err)
 	}
 	if len(added) > 0 {
-		if err := writeFileAtomic(path, out); err != nil {
+		if err := writeFile(path, out); err != nil {
 			return Expanded{}, fmt.Errorf("expand scope: %w", err)
 		}
 	}
@@ -218,7 +308,7 @@ func checkValue(v string) error {
 
 // expandYAML appends the expansion's missing entries to the YAML tree of
 // data and re-encodes it.
-func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
+func expandYAML(data []byte, add Expansion) ([]byte, map[string][]string, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, nil, err
@@ -245,7 +335,7 @@ func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
 	if root.Style&yaml.FlowStyle != 0 && len(root.Content) == 0 {
 		root.Style = 0 // "{}" grows into block style
 	}
-	added := map[string]int{}
+	added := map[string][]string{}
 	for _, t := range add.targets() {
 		if len(t.values) == 0 {
 			continue
@@ -267,7 +357,7 @@ func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
 				n.Style = yaml.DoubleQuotedStyle
 			}
 			seq.Content = append(seq.Content, n)
-			added[t.section+"."+t.key]++
+			added[t.section+"."+t.key] = append(added[t.section+"."+t.key], v)
 		}
 	}
 	if err := expandNetwork(root, add, added); err != nil {
@@ -293,11 +383,12 @@ func expandYAML(data []byte, add Expansion) ([]byte, map[string]int, error) {
 // list of the hosts and sockets; a list grows; any stays any, and becomes
 // the list [any, unix:…] to name sockets (a scalar any names none). A
 // list that names sockets keeps them when it widens to any: any is put
-// first. added["network"] counts the change.
-func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
+// first. added["network"] lists the new entries.
+func expandNetwork(root *yaml.Node, add Expansion, added map[string][]string) error {
 	if len(add.AllowHosts) == 0 && len(add.AllowSockets) == 0 && add.Network == "" {
 		return nil
 	}
+	anyWord := policy.NetworkAny.String() // the mode, and an entry of a list
 	var key, v *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value == "network" {
@@ -305,13 +396,13 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 		}
 	}
 	if v == nil {
-		key, v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "network"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkNone}
+		key, v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "network"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkNone.String()}
 		root.Content = append(root.Content, key, v)
 	}
-	anyScalar := v.Kind == yaml.ScalarNode && v.Value == policy.NetworkAny && !isNull(v)
+	anyScalar := v.Kind == yaml.ScalarNode && v.Value == anyWord && !isNull(v)
 	if add.Network == policy.NetworkAny && !anyScalar && !namesSockets(v) {
-		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkAny, HeadComment: v.HeadComment, LineComment: v.LineComment, FootComment: v.FootComment}
-		added["network"]++
+		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: anyWord, HeadComment: v.HeadComment, LineComment: v.LineComment, FootComment: v.FootComment}
+		added["network"] = append(added["network"], anyWord)
 		anyScalar = true
 	}
 	if anyScalar && len(add.AllowSockets) == 0 {
@@ -325,7 +416,7 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 		}
 		*v = yaml.Node{Kind: yaml.SequenceNode, HeadComment: v.HeadComment, FootComment: v.FootComment}
 		if anyScalar {
-			v.Content = append(v.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: policy.NetworkAny})
+			v.Content = append(v.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: anyWord})
 		}
 	}
 	if v.Kind != yaml.SequenceNode {
@@ -338,13 +429,13 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 		}
 		return n
 	}
-	if add.Network == policy.NetworkAny && !hasScalar(v, policy.NetworkAny) {
+	if add.Network == policy.NetworkAny && !hasScalar(v, anyWord) {
 		// A list that names sockets: they stay, with every host.
-		v.Content = append([]*yaml.Node{entry(policy.NetworkAny)}, v.Content...)
-		added["network"]++
+		v.Content = append([]*yaml.Node{entry(anyWord)}, v.Content...)
+		added["network"] = append(added["network"], anyWord)
 	}
 	var entries []string
-	if !hasScalar(v, policy.NetworkAny) {
+	if !hasScalar(v, anyWord) {
 		entries = append(entries, add.AllowHosts...)
 	}
 	for _, p := range add.AllowSockets {
@@ -355,7 +446,7 @@ func expandNetwork(root *yaml.Node, add Expansion, added map[string]int) error {
 			continue
 		}
 		v.Content = append(v.Content, entry(h))
-		added["network"]++
+		added["network"] = append(added["network"], h)
 	}
 	return nil
 }

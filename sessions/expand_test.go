@@ -86,7 +86,7 @@ func TestExpandScope(t *testing.T) {
 			}
 			n := 0
 			for _, c := range res.Added {
-				n += c
+				n += len(c)
 			}
 			if n != tt.added {
 				t.Errorf("added %v, want %d", res.Added, tt.added)
@@ -196,10 +196,10 @@ func TestExpandNetwork(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := os.ReadFile(path)
-			if res.Scope.Network.Mode != tt.mode || !slices.Equal(res.Scope.Network.Hosts, tt.hosts) {
+			if res.Scope.Network.Mode.String() != tt.mode || !slices.Equal(res.Scope.Network.Hosts, tt.hosts) {
 				t.Errorf("network = %+v, want %s %v\n%s", res.Scope.Network, tt.mode, tt.hosts, got)
 			}
-			if res.Added["network"] != tt.added {
+			if len(res.Added["network"]) != tt.added {
 				t.Errorf("added %v, want %d", res.Added, tt.added)
 			}
 			for _, k := range tt.keep {

@@ -72,7 +72,7 @@ func WriteMode(branchDir, mode string) (string, error) {
 	if err != nil {
 		old = "invalid"
 	}
-	if err := writeFileAtomic(filepath.Join(branchDir, ModeFile), []byte(mode+"\n")); err != nil {
+	if err := writeFile(filepath.Join(branchDir, ModeFile), []byte(mode+"\n")); err != nil {
 		return old, fmt.Errorf("set mode: %w", err)
 	}
 	return old, nil

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scopegate/scopegate/internal/atomicfile"
 	"github.com/scopegate/scopegate/policy"
 )
 
@@ -178,7 +179,7 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (Created, error)
 		dst := filepath.Join(s.Root, id)
 		err := os.Rename(tmp, dst)
 		if err == nil {
-			if err := syncDir(s.Root); err != nil {
+			if err := atomicfile.SyncDir(s.Root); err != nil {
 				return Created{}, err
 			}
 			return Created{SessionID: id, SessionDir: dst, Branch: MainBranch, BranchDir: filepath.Join(dst, branchesDir, MainBranch)}, nil
@@ -207,7 +208,7 @@ func (s *Store) populate(tmp, branchDir string, opts CreateOptions) error {
 	if err := os.Chmod(tmp, dirMode); err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(branchDir, SessionFile), nil); err != nil {
+	if err := writeFile(filepath.Join(branchDir, SessionFile), nil); err != nil {
 		return err
 	}
 	scope, err := opts.Scope.Marshal()
@@ -218,14 +219,14 @@ func (s *Store) populate(tmp, branchDir string, opts CreateOptions) error {
 	if opts.ScopeSource != "" {
 		header += "# Created from " + strings.ReplaceAll(opts.ScopeSource, "\n", " ") + ".\n"
 	}
-	if err := writeFileAtomic(filepath.Join(branchDir, ScopeFile), append([]byte(header), scope...)); err != nil {
+	if err := writeFile(filepath.Join(branchDir, ScopeFile), append([]byte(header), scope...)); err != nil {
 		return err
 	}
 	if err := writeYAML(filepath.Join(branchDir, BranchMetadataFile), BranchMetadata{Created: s.now()}); err != nil {
 		return err
 	}
 	if opts.Mode == ModeObserve {
-		if err := writeFileAtomic(filepath.Join(branchDir, ModeFile), []byte(opts.Mode+"\n")); err != nil {
+		if err := writeFile(filepath.Join(branchDir, ModeFile), []byte(opts.Mode+"\n")); err != nil {
 			return err
 		}
 	}
@@ -248,7 +249,7 @@ func writeYAML(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, data)
+	return writeFile(path, data)
 }
 
 // Current returns the name of the branch the session's current link points

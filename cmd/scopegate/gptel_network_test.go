@@ -47,7 +47,7 @@ func netDecisions(t *testing.T, file string) []string {
 		t.Fatalf("%s:\n%s\n%v", file, data, err)
 	}
 	n := sc.Network()
-	out := []string{"mode " + n.Mode(), "sockets " + strings.Join(n.Sockets(), " ")}
+	out := []string{"mode " + n.Mode().String(), "sockets " + strings.Join(n.Sockets(), " ")}
 	for _, p := range socketProbes {
 		ok, _ := n.AllowSocket(p)
 		out = append(out, fmt.Sprintf("unix:%s %v", p, ok))

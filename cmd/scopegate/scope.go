@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -97,11 +99,12 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 			"--roam-subdirectory, --roam-tag, --roam-node-id, --allow-host, --allow-socket,\n" +
 			"--network any;\n" +
 			"each may be repeated. The\n" +
-			"change is idempotent, keeps comments, and prints the resulting scope.\n\n" +
+			"change is idempotent and keeps comments. It prints each entry it added and\n" +
+			"the file it wrote (--json: the resulting scope).\n\n" +
 			"Path patterns are absolute doublestar globs: DIR/** is DIR and everything below it.",
 		Example: `  scopegate scope expand --session "$S" --read /usr/share/doc/bash/README
   scopegate scope expand --session "$S" --write "$PWD/build/**" --allow-command make`,
-		Short: "Add patterns, commands or org-roam entries to a branch's scope.yml (idempotent; prints the result)",
+		Short: "Add patterns, commands or org-roam entries to a branch's scope.yml (idempotent; prints what it added)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if add.Empty() {
@@ -115,14 +118,18 @@ func newScopeExpandCmd(a *app) *cobra.Command {
 			if err != nil {
 				return sessionErr(err)
 			}
-			warnAmbiguous(a, filepath.Join(dir, sessions.ScopeFile), res.Data)
-			return printScope(a, res.Scope, res.Data, asJSON)
+			file := filepath.Join(dir, sessions.ScopeFile)
+			warnAmbiguous(a, file, res.Data)
+			if asJSON {
+				return printScope(a, res.Scope, res.Data, true)
+			}
+			return printExpanded(a, file, res)
 		},
 	}
 	sel.addFlags(cmd)
 	f := cmd.Flags()
 	addExpandFlags(f, &add)
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.BoolVar(&asJSON, "json", false, "print the resulting scope as JSON")
 	return cmd
 }
 
@@ -138,7 +145,7 @@ func addExpandFlags(f *pflag.FlagSet, add *sessions.Expansion) {
 	f.StringArrayVar(&add.RoamTags, "roam-tag", nil, "org-roam tag")
 	f.StringArrayVar(&add.AllowHosts, "allow-host", nil, "network entry to allow: HOST, .DOMAIN or HOST:PORT")
 	f.StringArrayVar(&add.AllowSockets, "allow-socket", nil, "host unix socket to allow, by absolute path (a unix: network entry)")
-	f.StringVar(&add.Network, "network", "", "any: make the network unrestricted")
+	f.StringVar((*string)(&add.Network), "network", "", "any: make the network unrestricted")
 	f.StringArrayVar(&add.RoamNodeIDs, "roam-node-id", nil, "org-roam node id")
 }
 
@@ -150,6 +157,25 @@ func warnAmbiguous(a *app, file string, data []byte) {
 	for _, e := range yamlmsg.AmbiguousEntries(data) {
 		fmt.Fprintln(a.stderr, "scopegate: warning: "+file+": "+e.String())
 	}
+}
+
+// printExpanded prints what an expansion changed: each entry it added,
+// with its list, and the file it wrote; or that nothing was added.
+func printExpanded(a *app, file string, res sessions.Expanded) error {
+	var b strings.Builder
+	entries := res.Entries()
+	for _, e := range entries {
+		fmt.Fprintf(&b, "added to %s: %s\n", e.List, policy.OneLine(e.Value))
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(&b, "nothing added: %s already has every entry\n", file)
+	} else {
+		fmt.Fprintf(&b, "wrote %s\n", file)
+	}
+	if _, err := io.WriteString(a.stdout, b.String()); err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	return nil
 }
 
 // printScope prints a scope as its YAML text or as JSON.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/scopegate/scopegate/audit"
 	"github.com/scopegate/scopegate/exec"
@@ -113,9 +112,9 @@ func (a *app) learnOptions(dir string) (learn.Options, error) {
 // suggestion leaves out what an expansion since the call has added.
 func covered(scope *policy.Scope, doc policy.Document, env policy.Env, w policy.Widening) bool {
 	switch w.Flag {
-	case "--read", "--write":
+	case policy.WidenRead, policy.WidenWrite:
 		access := policy.AccessRead
-		if w.Flag == "--write" {
+		if w.Flag == policy.WidenWrite {
 			access = policy.AccessWrite
 		}
 		p, glob := strings.CutSuffix(w.Value, "/**")
@@ -126,38 +125,34 @@ func covered(scope *policy.Scope, doc policy.Document, env policy.Env, w policy.
 			return false
 		}
 		return !glob || scope.CheckPath(filepath.Join(p, "scopegate-probe"), access, "/", env) == nil
-	case "--allow-command":
+	case policy.WidenCommand:
 		words := strings.Fields(w.Value)
 		for _, e := range doc.Shell.Allow {
 			if ew := strings.Fields(e); len(ew) > 0 && len(ew) <= len(words) && slices.Equal(ew, words[:len(ew)]) {
 				return true
 			}
 		}
-	case "--roam-subdirectory":
+	case policy.WidenRoamSubdirectory:
 		return slices.Contains(doc.OrgRoam.Subdirectory, w.Value)
-	case "--roam-tag":
+	case policy.WidenRoamTag:
 		return slices.Contains(doc.OrgRoam.Tags, w.Value)
-	case "--roam-node-id":
+	case policy.WidenRoamNodeID:
 		return slices.Contains(doc.OrgRoam.NodeIDs, w.Value)
 	}
 	return false
 }
 
-// applySuggestions applies sugs to the branch as one expansion, each
-// suggestion set as the scope expand flag it names: a flag this scope
-// expand does not have is a usage error, and nothing is applied.
+// applySuggestions applies sugs to the branch as one expansion
+// (sessions.ExpansionOf): a suggestion that cannot be applied is a usage
+// error, and nothing is applied.
 func (a *app) applySuggestions(cmd *cobra.Command, dir string, sugs []learn.Suggestion) error {
-	var add sessions.Expansion
-	fs := pflag.NewFlagSet("expand", pflag.ContinueOnError)
-	addExpandFlags(fs, &add)
-	for _, s := range sugs {
-		name, ok := strings.CutPrefix(s.Flag, "--")
-		if !ok || fs.Lookup(name) == nil {
-			return usageErr("cannot apply %s %s: scope expand has no %s; nothing was applied", s.Flag, s.Value, s.Flag)
-		}
-		if err := fs.Set(name, s.Value); err != nil {
-			return usageErr("cannot apply %s %s: %v; nothing was applied", s.Flag, s.Value, err)
-		}
+	ws := make([]policy.Widening, len(sugs))
+	for i, s := range sugs {
+		ws[i] = policy.Widening{Flag: s.Flag, Value: s.Value}
+	}
+	add, err := sessions.ExpansionOf(ws...)
+	if err != nil {
+		return usageErr("%v; nothing was applied", err)
 	}
 	if _, err := a.gateway().ExpandScope(cmd.Context(), dir, add, "cli:"+currentUser()+" (scope suggest --apply)"); err != nil {
 		return sessionErr(err)
@@ -182,7 +177,7 @@ func printSuggestions(a *app, selector string, sugs []learn.Suggestion, skipped 
 	}
 	b.WriteString(policy.ExpandCommand + " " + selector)
 	for _, s := range sugs {
-		b.WriteString(" \\\n  " + s.Flag + " " + policy.ShellQuote(s.Value))
+		b.WriteString(" \\\n  " + s.Flag.String() + " " + policy.ShellQuote(s.Value))
 	}
 	b.WriteString("\n")
 	if applied {

@@ -56,7 +56,7 @@ func (p *Proxy) ServeDNS(ctx context.Context, pc net.PacketConn) {
 			go func() {
 				defer p.wg.Done()
 				defer func() { <-sem }()
-				if resp := p.AnswerDNS(ctx, q); resp != nil {
+				if resp := p.answerDNS(ctx, q); resp != nil {
 					_, _ = pc.WriteTo(resp, from)
 				}
 			}()
@@ -79,7 +79,7 @@ func (p *Proxy) ServeDNSTCP(ctx context.Context, ln net.Listener) {
 			if _, err := io.ReadFull(c, q); err != nil {
 				return
 			}
-			resp := p.AnswerDNS(ctx, q)
+			resp := p.answerDNS(ctx, q)
 			if resp == nil {
 				return
 			}
@@ -91,9 +91,9 @@ func (p *Proxy) ServeDNSTCP(ctx context.Context, ln net.Listener) {
 	})
 }
 
-// AnswerDNS builds the answer to one DNS query message, or nil for a
+// answerDNS builds the answer to one DNS query message, or nil for a
 // message that is not a query it can answer at all.
-func (p *Proxy) AnswerDNS(ctx context.Context, msg []byte) []byte {
+func (p *Proxy) answerDNS(ctx context.Context, msg []byte) []byte {
 	var parser dnsmessage.Parser
 	h, err := parser.Start(msg)
 	if err != nil || h.Response {

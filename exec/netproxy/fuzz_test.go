@@ -50,9 +50,9 @@ func readFull(c net.Conn, b []byte) (int, error) {
 
 func TestServerName(t *testing.T) {
 	for _, name := range []string{"example.com", "a.b.c.example", ""} {
-		got, err := ServerName(clientHello(t, name))
+		got, err := helloServerName(clientHello(t, name))
 		if err != nil || got != name {
-			t.Errorf("ServerName of a hello for %q = %q, %v", name, got, err)
+			t.Errorf("helloServerName of a hello for %q = %q, %v", name, got, err)
 		}
 	}
 	hello := clientHello(t, "example.com")
@@ -65,8 +65,8 @@ func TestServerName(t *testing.T) {
 		{"cut", hello[:len(hello)/2]},
 		{"length beyond the end", append([]byte{1, 0xff, 0xff, 0xff}, hello[4:]...)},
 	} {
-		if got, err := ServerName(tt.msg); err == nil {
-			t.Errorf("%s: ServerName = %q with no error", tt.name, got)
+		if got, err := helloServerName(tt.msg); err == nil {
+			t.Errorf("%s: helloServerName = %q with no error", tt.name, got)
 		}
 	}
 }
@@ -76,17 +76,17 @@ func FuzzServerName(f *testing.F) {
 	f.Add(clientHello(f, ""))
 	f.Add([]byte{1, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		name, err := ServerName(msg)
+		name, err := helloServerName(msg)
 		if err != nil && name != "" {
 			t.Fatalf("a name %q with an error %v", name, err)
 		}
 		if name != "" && !validHost(normHost(name)) {
-			t.Fatalf("ServerName returned %q, not a host name", name)
+			t.Fatalf("helloServerName returned %q, not a host name", name)
 		}
 	})
 }
 
-func encodeSOCKS(r SOCKSRequest) []byte {
+func encodeSOCKS(r socksRequest) []byte {
 	b := []byte{5, byte(r.Command), 0}
 	if a, err := netip.ParseAddr(r.Host); err == nil {
 		if a.Is4() {
@@ -106,19 +106,19 @@ func encodeSOCKS(r SOCKSRequest) []byte {
 }
 
 func FuzzReadSOCKSRequest(f *testing.F) {
-	f.Add(encodeSOCKS(SOCKSRequest{Command: 1, Host: "example.com", Port: 443}))
-	f.Add(encodeSOCKS(SOCKSRequest{Command: 1, Host: "127.0.0.1", Port: 80}))
-	f.Add(encodeSOCKS(SOCKSRequest{Command: 3, Host: "::1", Port: 53}))
+	f.Add(encodeSOCKS(socksRequest{Command: 1, Host: "example.com", Port: 443}))
+	f.Add(encodeSOCKS(socksRequest{Command: 1, Host: "127.0.0.1", Port: 80}))
+	f.Add(encodeSOCKS(socksRequest{Command: 3, Host: "::1", Port: 53}))
 	f.Add([]byte{5, 1, 0, 3, 0, 0, 80})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		req, err := ReadSOCKSRequest(bytes.NewReader(b))
+		req, err := readSOCKSRequest(bytes.NewReader(b))
 		if err != nil {
 			return
 		}
 		if req.Port < 0 || req.Port > 65535 || req.Host == "" {
 			t.Fatalf("parsed %+v", req)
 		}
-		again, err := ReadSOCKSRequest(bytes.NewReader(encodeSOCKS(req)))
+		again, err := readSOCKSRequest(bytes.NewReader(encodeSOCKS(req)))
 		if err != nil || again != req {
 			t.Fatalf("round trip of %+v: %+v, %v", req, again, err)
 		}
@@ -130,6 +130,8 @@ func FuzzReadHead(f *testing.F) {
 	f.Add([]byte("GET http://example.com/x HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n"))
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
 	f.Add([]byte("GET / HTTP/1.1\r\n folded\r\n\r\n"))
+	f.Add([]byte("POST http://[::1]:8080/p?q HTTP/1.1\r\nContent-Length: 3\r\n\r\n"))
+	f.Add([]byte("GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := readHead(bufio.NewReaderSize(bytes.NewReader(b), 16<<10))
 		if err != nil {
@@ -159,6 +161,23 @@ func FuzzReadHead(f *testing.F) {
 				}
 			}
 		}
+		if req, ref := readRequest(h); ref == nil {
+			// What is forwarded is framed one way: chunks or a length, and
+			// its head names one host, the one checked.
+			_, nte := h.get("Transfer-Encoding")
+			_, ncl := h.get("Content-Length")
+			if req.chunked && (nte != 1 || ncl != 0) || !req.chunked && (nte != 0 || ncl > 1) || req.length < 0 {
+				t.Fatalf("readRequest of %q: %+v", b, req)
+			}
+			out, err := readHead(bufio.NewReader(strings.NewReader(req.encodeHead())))
+			if err != nil {
+				t.Fatalf("the forwarded head of %q does not read back: %v", b, err)
+			}
+			hv, n := out.get("Host")
+			if hh, hp, err := parseAuthority(hv, 80); n != 1 || err != nil || hh != req.host || hp != req.port {
+				t.Fatalf("the forwarded head of %q names host %q (%d), not %s:%d", b, hv, n, req.host, req.port)
+			}
+		}
 	})
 }
 
@@ -167,14 +186,14 @@ func FuzzParseAuthority(f *testing.F) {
 		f.Add(s, 80)
 	}
 	f.Fuzz(func(t *testing.T, s string, def int) {
-		host, port, err := ParseAuthority(s, def)
+		host, port, err := parseAuthority(s, def)
 		if err != nil {
 			return
 		}
 		if !validHost(host) || port <= 0 || port > 65535 {
-			t.Fatalf("ParseAuthority(%q, %d) = %q %d", s, def, host, port)
+			t.Fatalf("parseAuthority(%q, %d) = %q %d", s, def, host, port)
 		}
-		h2, p2, err := ParseAuthority(authority(host, port, 0), 0)
+		h2, p2, err := parseAuthority(authority(host, port, 0), 0)
 		if err != nil || h2 != host || p2 != port {
 			t.Fatalf("round trip of %q %d: %q %d %v", host, port, h2, p2, err)
 		}

@@ -110,10 +110,10 @@ func clip(s string) string {
 	return s
 }
 
-// ParseAuthority splits host[:port] as a CONNECT line or an http URL names
+// parseAuthority splits host[:port] as a CONNECT line or an http URL names
 // it, with def the port when none is given (0: a port is required). The
 // host comes back normalized (lower case, no brackets, no trailing dot).
-func ParseAuthority(s string, def int) (string, int, error) {
+func parseAuthority(s string, def int) (string, int, error) {
 	host, portStr := s, ""
 	if strings.HasPrefix(s, "[") {
 		end := strings.Index(s, "]")
@@ -170,7 +170,7 @@ func parseTarget(target string) (host string, port int, path string, err error) 
 	if strings.Contains(auth, "@") {
 		return "", 0, "", fmt.Errorf("request target %q carries credentials", clip(target))
 	}
-	host, port, err = ParseAuthority(auth, 80)
+	host, port, err = parseAuthority(auth, 80)
 	if err != nil {
 		return "", 0, "", err
 	}
@@ -209,11 +209,13 @@ func isHop(name string) bool {
 	return false
 }
 
-// handleHTTP serves one client connection of the HTTP proxy.
+// handleHTTP serves one client connection of the HTTP proxy: it reads one
+// request, CONNECT or plain, forwards it once the scope allows its host,
+// and relays the answer. The connection ends with the exchange.
 func (p *Proxy) handleHTTP(ctx context.Context, c net.Conn) {
 	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	br := bufio.NewReaderSize(c, 16<<10)
-	req, err := readHead(br)
+	h, err := readHead(br)
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
 			respond(c, 400, "Bad Request", "scopegate: "+err.Error())
@@ -221,67 +223,138 @@ func (p *Proxy) handleHTTP(ctx context.Context, c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	method, target, proto := req.first[0], req.first[1], req.first[2]
-	if !strings.HasPrefix(proto, "HTTP/1.") {
+	if !strings.HasPrefix(h.first[2], "HTTP/1.") {
 		respond(c, 400, "Bad Request", "scopegate: not an HTTP/1 request")
 		return
 	}
-	if method == "CONNECT" {
-		host, port, err := ParseAuthority(target, 0)
-		if err != nil {
-			respond(c, 400, "Bad Request", "scopegate: CONNECT "+err.Error())
-			return
-		}
-		server, err := p.dial(ctx, host, port)
-		if err != nil {
-			refuse(c, err)
-			return
-		}
-		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-			server.Close()
-			return
-		}
-		p.relay(ctx, c, br, server, host, port)
+	if h.first[0] == "CONNECT" {
+		p.connect(ctx, c, br, h.first[1])
 		return
 	}
-	host, port, path, err := parseTarget(target)
+	req, ref := readRequest(h)
+	if ref != nil {
+		if ref.conn != nil {
+			p.record(*ref.conn)
+		}
+		respond(c, ref.code, ref.status, ref.msg)
+		return
+	}
+	p.forward(ctx, c, br, req)
+}
+
+// connect serves a CONNECT request for target: once the scope allows it,
+// the client's bytes go to the server as they come, and back.
+func (p *Proxy) connect(ctx context.Context, c net.Conn, br *bufio.Reader, target string) {
+	host, port, err := parseAuthority(target, 0)
 	if err != nil {
-		respond(c, 400, "Bad Request", "scopegate: "+err.Error())
+		respond(c, 400, "Bad Request", "scopegate: CONNECT "+err.Error())
 		return
-	}
-	if hv, n := req.get("Host"); n > 1 {
-		respond(c, 400, "Bad Request", "scopegate: more than one Host header")
-		return
-	} else if n == 1 {
-		hh, hp, err := ParseAuthority(hv, 80)
-		if err != nil || hh != host || hp != port {
-			// The server would route by the Host header (domain fronting).
-			p.record(Conn{Host: normHost(hv), Port: port, Rule: "host header differs from the request's host"})
-			respond(c, 403, "Forbidden", fmt.Sprintf("scopegate: request to %s refused: its Host header names %q", net.JoinHostPort(host, strconv.Itoa(port)), clip(hv)))
-			return
-		}
-	}
-	cl, ncl := req.get("Content-Length")
-	te, nte := req.get("Transfer-Encoding")
-	chunked := false
-	var length int64
-	switch {
-	case nte > 0 && (ncl > 0 || nte > 1 || !strings.EqualFold(te, "chunked")):
-		respond(c, 400, "Bad Request", "scopegate: Transfer-Encoding other than chunked, or with Content-Length")
-		return
-	case nte == 1:
-		chunked = true
-	case ncl > 1:
-		respond(c, 400, "Bad Request", "scopegate: more than one Content-Length")
-		return
-	case ncl == 1:
-		length, err = strconv.ParseInt(cl, 10, 64)
-		if err != nil || length < 0 || cl[0] == '+' {
-			respond(c, 400, "Bad Request", "scopegate: bad Content-Length")
-			return
-		}
 	}
 	server, err := p.dial(ctx, host, port)
+	if err != nil {
+		refuse(c, err)
+		return
+	}
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		server.Close()
+		return
+	}
+	p.relay(ctx, c, br, server, host, port)
+}
+
+// request is a plain (non-CONNECT) proxy request, checked: where it goes
+// and how its body is framed.
+type request struct {
+	head *head
+	host string
+	port int
+	// path is the origin-form target the server gets.
+	path string
+	// chunked is a body in chunks; otherwise it is length bytes.
+	chunked bool
+	length  int64
+}
+
+// refusal is a request the proxy answers itself, never forwarded.
+type refusal struct {
+	code   int
+	status string
+	msg    string
+	// conn, when not nil, is the connection the request attempted, which
+	// the call's connections list as refused.
+	conn *Conn
+}
+
+// badRequest is a refusal with status 400.
+func badRequest(msg string) *refusal {
+	return &refusal{code: 400, status: "Bad Request", msg: "scopegate: " + msg}
+}
+
+// readRequest checks the head h of a plain proxy request: its target is
+// an http:// URL, a Host field names the same host and port (a server
+// routes by it: domain fronting), and its body's framing is one of two
+// that cannot be read two ways: one Content-Length, or Transfer-Encoding:
+// chunked alone.
+func readRequest(h *head) (request, *refusal) {
+	host, port, path, err := parseTarget(h.first[1])
+	if err != nil {
+		return request{}, badRequest(err.Error())
+	}
+	req := request{head: h, host: host, port: port, path: path}
+	if hv, n := h.get("Host"); n > 1 {
+		return request{}, badRequest("more than one Host header")
+	} else if n == 1 {
+		hh, hp, err := parseAuthority(hv, 80)
+		if err != nil || hh != host || hp != port {
+			return request{}, &refusal{code: 403, status: "Forbidden",
+				msg:  fmt.Sprintf("scopegate: request to %s refused: its Host header names %q", net.JoinHostPort(host, strconv.Itoa(port)), clip(hv)),
+				conn: &Conn{Host: normHost(hv), Port: port, Rule: "host header differs from the request's host"}}
+		}
+	}
+	cl, ncl := h.get("Content-Length")
+	te, nte := h.get("Transfer-Encoding")
+	switch {
+	case nte > 0 && (ncl > 0 || nte > 1 || !strings.EqualFold(te, "chunked")):
+		return request{}, badRequest("Transfer-Encoding other than chunked, or with Content-Length")
+	case nte == 1:
+		req.chunked = true
+	case ncl > 1:
+		return request{}, badRequest("more than one Content-Length")
+	case ncl == 1:
+		req.length, err = strconv.ParseInt(cl, 10, 64)
+		if err != nil || req.length < 0 || cl[0] == '+' {
+			return request{}, badRequest("bad Content-Length")
+		}
+	}
+	return req, nil
+}
+
+// encodeHead is the head the server gets: the origin-form target, the
+// client's fields as they came but those of one hop, a Host field when
+// the client sent none, and Connection: close.
+func (r *request) encodeHead() string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "%s %s %s\r\n", r.head.first[0], r.path, r.head.first[2])
+	hasHost := false
+	for _, f := range r.head.fields {
+		if isHop(f[0]) {
+			continue
+		}
+		hasHost = hasHost || strings.EqualFold(f[0], "Host")
+		fmt.Fprintf(&w, "%s: %s\r\n", f[0], f[1])
+	}
+	if !hasHost {
+		fmt.Fprintf(&w, "Host: %s\r\n", authority(r.host, r.port, 80))
+	}
+	w.WriteString("Connection: close\r\n\r\n")
+	return w.String()
+}
+
+// forward sends req to its server once the scope allows it: the head,
+// then the body read from br by its framing, while relayResponse passes
+// the answer back.
+func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req request) {
+	server, err := p.dial(ctx, req.host, req.port)
 	if err != nil {
 		refuse(c, err)
 		return
@@ -292,21 +365,7 @@ func (p *Proxy) handleHTTP(ctx context.Context, c net.Conn) {
 	// One request per connection: the server is told to close after it,
 	// and so is the client, so that a second request on this connection
 	// (to another host) is never sent to this server unchecked.
-	var w strings.Builder
-	fmt.Fprintf(&w, "%s %s %s\r\n", method, path, proto)
-	hasHost := false
-	for _, f := range req.fields {
-		if isHop(f[0]) {
-			continue
-		}
-		hasHost = hasHost || strings.EqualFold(f[0], "Host")
-		fmt.Fprintf(&w, "%s: %s\r\n", f[0], f[1])
-	}
-	if !hasHost {
-		fmt.Fprintf(&w, "Host: %s\r\n", authority(host, port, 80))
-	}
-	w.WriteString("Connection: close\r\n\r\n")
-	if _, err := io.WriteString(server, w.String()); err != nil {
+	if _, err := io.WriteString(server, req.encodeHead()); err != nil {
 		respond(c, 502, "Bad Gateway", "scopegate: "+err.Error())
 		return
 	}
@@ -315,10 +374,10 @@ func (p *Proxy) handleHTTP(ctx context.Context, c net.Conn) {
 		defer close(down)
 		p.relayResponse(c, server)
 	}()
-	if chunked {
+	if req.chunked {
 		err = copyChunked(server, br, c)
-	} else if length > 0 {
-		err = copyBody(server, br, c, length)
+	} else if req.length > 0 {
+		err = copyBody(server, br, c, req.length)
 	}
 	if err != nil {
 		server.Close()

@@ -437,3 +437,47 @@ func TestContextEndsConnections(t *testing.T) {
 	}
 	p.Wait()
 }
+
+// TestReadRequestFraming: a request head that the proxy and a server could
+// read two ways is answered by the proxy, never forwarded.
+func TestReadRequestFraming(t *testing.T) {
+	const get = "POST http://a.test/x HTTP/1.1\r\nHost: a.test\r\n"
+	for _, tt := range []struct {
+		name, head string
+		code       int // 0: forwarded
+		chunked    bool
+		length     int64
+	}{
+		{"no body", get, 0, false, 0},
+		{"length", get + "Content-Length: 5\r\n", 0, false, 5},
+		{"chunked", get + "Transfer-Encoding: chunked\r\n", 0, true, 0},
+		{"chunked, any case", get + "Transfer-Encoding: Chunked\r\n", 0, true, 0},
+		{"two lengths", get + "Content-Length: 5\r\nContent-Length: 5\r\n", 400, false, 0},
+		{"chunked and a length", get + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", 400, false, 0},
+		{"two encodings", get + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", 400, false, 0},
+		{"another encoding", get + "Transfer-Encoding: gzip, chunked\r\n", 400, false, 0},
+		{"signed length", get + "Content-Length: +5\r\n", 400, false, 0},
+		{"negative length", get + "Content-Length: -1\r\n", 400, false, 0},
+		{"two hosts", get + "Host: a.test\r\n", 400, false, 0},
+		{"another host", "GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\n", 403, false, 0},
+		{"another port", "GET http://a.test/ HTTP/1.1\r\nHost: a.test:8080\r\n", 403, false, 0},
+		{"not http", "GET https://a.test/ HTTP/1.1\r\n", 400, false, 0},
+		{"credentials", "GET http://u:p@a.test/ HTTP/1.1\r\n", 400, false, 0},
+	} {
+		h, err := readHead(bufio.NewReader(strings.NewReader(tt.head + "\r\n")))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		req, ref := readRequest(h)
+		switch {
+		case tt.code == 0 && ref != nil:
+			t.Errorf("%s: refused %d %s", tt.name, ref.code, ref.msg)
+		case tt.code == 0 && (req.chunked != tt.chunked || req.length != tt.length || req.host != "a.test" || req.port != 80):
+			t.Errorf("%s: %+v", tt.name, req)
+		case tt.code != 0 && (ref == nil || ref.code != tt.code):
+			t.Errorf("%s: %+v %+v, want %d", tt.name, req, ref, tt.code)
+		case tt.code == 403 && (ref.conn == nil || ref.conn.Allowed || ref.conn.Host != "b.test" && tt.name == "another host"):
+			t.Errorf("%s: the refused connection is %+v", tt.name, ref.conn)
+		}
+	}
+}

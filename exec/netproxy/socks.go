@@ -28,9 +28,9 @@ const (
 	socksBadAddress = 8
 )
 
-// SOCKSRequest is a SOCKS5 request: its command and the host and port it
+// socksRequest is a SOCKS5 request: its command and the host and port it
 // names (an IP literal or a domain name as sent).
-type SOCKSRequest struct {
+type socksRequest struct {
 	Command int
 	Host    string
 	Port    int
@@ -39,9 +39,9 @@ type SOCKSRequest struct {
 // errSOCKS is a SOCKS exchange the proxy does not accept.
 var errSOCKS = errors.New("malformed SOCKS5 request")
 
-// ReadSOCKSGreeting reads the client's greeting and reports whether it
+// readSOCKSGreeting reads the client's greeting and reports whether it
 // offers "no authentication", the only method served.
-func ReadSOCKSGreeting(r io.Reader) (bool, error) {
+func readSOCKSGreeting(r io.Reader) (bool, error) {
 	var h [2]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return false, err
@@ -61,17 +61,17 @@ func ReadSOCKSGreeting(r io.Reader) (bool, error) {
 	return false, nil
 }
 
-// ReadSOCKSRequest reads one SOCKS5 request. A domain name comes back as
+// readSOCKSRequest reads one SOCKS5 request. A domain name comes back as
 // sent; the caller validates it.
-func ReadSOCKSRequest(r io.Reader) (SOCKSRequest, error) {
+func readSOCKSRequest(r io.Reader) (socksRequest, error) {
 	var h [4]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return SOCKSRequest{}, err
+		return socksRequest{}, err
 	}
 	if h[0] != socksVersion || h[2] != 0 {
-		return SOCKSRequest{}, fmt.Errorf("%w: header % x", errSOCKS, h)
+		return socksRequest{}, fmt.Errorf("%w: header % x", errSOCKS, h)
 	}
-	req := SOCKSRequest{Command: int(h[1])}
+	req := socksRequest{Command: int(h[1])}
 	switch h[3] {
 	case socksIPv4, socksIPv6:
 		n := 4
@@ -80,29 +80,29 @@ func ReadSOCKSRequest(r io.Reader) (SOCKSRequest, error) {
 		}
 		b := make([]byte, n)
 		if _, err := io.ReadFull(r, b); err != nil {
-			return SOCKSRequest{}, err
+			return socksRequest{}, err
 		}
 		a, _ := netip.AddrFromSlice(b)
 		req.Host = a.Unmap().String()
 	case socksDomain:
 		var n [1]byte
 		if _, err := io.ReadFull(r, n[:]); err != nil {
-			return SOCKSRequest{}, err
+			return socksRequest{}, err
 		}
 		b := make([]byte, n[0])
 		if _, err := io.ReadFull(r, b); err != nil {
-			return SOCKSRequest{}, err
+			return socksRequest{}, err
 		}
 		if n[0] == 0 {
-			return SOCKSRequest{}, fmt.Errorf("%w: empty domain name", errSOCKS)
+			return socksRequest{}, fmt.Errorf("%w: empty domain name", errSOCKS)
 		}
 		req.Host = string(b)
 	default:
-		return SOCKSRequest{}, fmt.Errorf("%w: address type %d", errSOCKS, h[3])
+		return socksRequest{}, fmt.Errorf("%w: address type %d", errSOCKS, h[3])
 	}
 	var pb [2]byte
 	if _, err := io.ReadFull(r, pb[:]); err != nil {
-		return SOCKSRequest{}, err
+		return socksRequest{}, err
 	}
 	req.Port = int(pb[0])<<8 | int(pb[1])
 	return req, nil
@@ -118,7 +118,7 @@ func socksReply(w io.Writer, code byte) error {
 func (p *Proxy) handleSOCKS(ctx context.Context, c net.Conn) {
 	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	br := bufio.NewReaderSize(c, 1024)
-	ok, err := ReadSOCKSGreeting(br)
+	ok, err := readSOCKSGreeting(br)
 	if err != nil {
 		return
 	}
@@ -129,7 +129,7 @@ func (p *Proxy) handleSOCKS(ctx context.Context, c net.Conn) {
 	if _, err := c.Write([]byte{socksVersion, socksNoAuth}); err != nil {
 		return
 	}
-	req, err := ReadSOCKSRequest(br)
+	req, err := readSOCKSRequest(br)
 	if err != nil {
 		_ = socksReply(c, socksBadAddress)
 		return

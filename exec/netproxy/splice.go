@@ -139,7 +139,7 @@ func (p *Proxy) checkSNI(client net.Conn, br *bufio.Reader, host string, port in
 			}
 		}
 	}
-	sni, err := ServerName(hs)
+	sni, err := helloServerName(hs)
 	if err != nil {
 		return got, p.refuseSNI(host, port, "", "unreadable TLS ClientHello: "+err.Error())
 	}

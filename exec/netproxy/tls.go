@@ -11,10 +11,10 @@ const recordHandshake = 0x16
 // errShortHello is a ClientHello cut before its end.
 var errShortHello = errors.New("truncated ClientHello")
 
-// ServerName returns the host name of the server_name extension of a TLS
+// helloServerName returns the host name of the server_name extension of a TLS
 // ClientHello handshake message (its 4-byte header included), or "" when
 // it has none. Anything that is not a well-formed ClientHello is an error.
-func ServerName(msg []byte) (string, error) {
+func helloServerName(msg []byte) (string, error) {
 	r := reader{b: msg}
 	if t := r.u8(); t != 1 {
 		if r.bad {
