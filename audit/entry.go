@@ -20,7 +20,7 @@ const (
 	// has an exec entry of its own.
 	DecisionAsked = "asked"
 	// DecisionObserved marks a call that ran in observe mode although
-	// enforce mode would have denied it for a scope reason (CONTRACT §8);
+	// enforce mode would have denied it for a scope reason (docs/learning.md);
 	// Reason, Rule and Resource say what it would have been denied by, and
 	// Widen what lifts it.
 	DecisionObserved = "observed"

@@ -188,7 +188,7 @@ func prop(b *bytes.Buffer, key, value string) {
 }
 
 // writeProp writes ":KEY: value" with the value column aligned as in
-// CONTRACT.md §7.
+// docs/reference.md, tools.org.
 func writeProp(b *bytes.Buffer, key, value string) {
 	writeKey(b, key)
 	b.WriteString(value)

@@ -20,7 +20,7 @@ import (
 	"github.com/scopegate/scopegate/policy"
 )
 
-// The managed policy (CONTRACT §12): one file per machine, written by its
+// The managed policy (docs/managed.md): one file per machine, written by its
 // administrator, that every session is decided within. This file reads
 // it: where it is, whether it can be trusted, what it says; policy
 // applies it.

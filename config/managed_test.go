@@ -12,7 +12,7 @@ import (
 	"github.com/scopegate/scopegate/policy"
 )
 
-// contractExample is the managed.yml of CONTRACT §12.
+// contractExample is the managed.yml of docs/managed.md.
 const contractExample = `paths:
   deny:    ["**/.env", "**/secrets/**"]   # added to every scope's deny
   ceiling:                                # no scope reaches beyond these

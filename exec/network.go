@@ -22,7 +22,7 @@ type NetworkPolicy interface {
 }
 
 // NetworkMode is the network a shell call's programs really got, as its
-// result names it (network_mode, CONTRACT §3), and the network of a
+// result names it (network_mode, docs/reference.md, The call and the decision), and the network of a
 // private view ([view.Network]).
 type NetworkMode string
 

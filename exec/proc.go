@@ -327,7 +327,8 @@ func (c *capture) abort() {
 // (~/.nvm/versions/node/v22.1.0), or below ~/.local the directory of
 // programs (~/.local/bin) or the application's (~/.local/share/pipx), and
 // below ~/.config the application's (~/.config/composer), below ~/go its
-// bin and pkg (not src, the checkouts of other projects),
+// bin and pkg (not src, the checkouts of other projects), below a visible
+// directory (~/code/tools/bin) the directory holding the bin directory,
 // plus the roots it runs programs from (cargo's proxies run rustup's
 // toolchains).
 func toolchainRoots(home, program string) []string {
@@ -370,6 +371,15 @@ func toolchainRoots(home, program string) []string {
 		root = program
 		if len(parts) > 2 {
 			root = filepath.Join(home, ".config", parts[1])
+		}
+	case !strings.HasPrefix(parts[0], "."):
+		// A visible directory is the user's (~/code, ~/src: projects
+		// with their .env deep below), not a tool's own: the root is the
+		// directory holding the program's bin directory, as outside the
+		// home directory, or the program's own directory.
+		root = filepath.Dir(program)
+		if n := len(parts); n > 2 && parts[n-2] == "bin" {
+			root = filepath.Join(home, filepath.Join(parts[:n-2]...))
 		}
 	}
 	return []string{root}

@@ -162,7 +162,7 @@ type Options struct {
 	// (the result still carries all of it, capped).
 	Progress io.Writer
 	// Broad gives the call the bounds of the user's own account, as observe
-	// mode runs calls (CONTRACT §8): programs and file tools may read and
+	// mode runs calls (docs/learning.md): programs and file tools may read and
 	// write the whole filesystem but the protected roots, whose writes stay
 	// refused; the private view is that of a scope reading the whole
 	// system (viewplan.go). ReadRoots and WriteRoots stay the scope's own:
@@ -248,7 +248,7 @@ type Entry struct {
 	Size int64  `json:"size"`
 }
 
-// Result is what a call produced (CONTRACT.md §3).
+// Result is what a call produced (docs/reference.md, The call and the decision).
 type Result struct {
 	ExitCode   int    `json:"exit_code"`
 	Stdout     string `json:"stdout"`

@@ -13,8 +13,8 @@ import (
 // scope reading the whole system: the view shows the programs there, not
 // the rest of ~/.local, whose share directory is the user's data
 // (mkcert's CA key, a container volume's .env), nor the rest of
-// ~/.config, nor GOPATH's checkouts of other projects, all masked only
-// two levels deep.
+// ~/.config, nor GOPATH's checkouts of other projects, nor the other
+// projects beside a tool kept in ~/code, all masked only two levels deep.
 func TestShellLocalBinShowsNoDataHome(t *testing.T) {
 	requireNamespaces(t)
 	proj := viewFixture(t)
@@ -35,16 +35,21 @@ func TestShellLocalBinShowsNoDataHome(t *testing.T) {
 	writeFile(t, filepath.Join(gobin, "gotool"), "#!/bin/sh\necho go ran\n", 0o755)
 	checkout := filepath.Join(home, "go", "src", "github.com", "me", "api", ".env")
 	writeFile(t, checkout, "TOKEN="+canary+"\n", 0o600)
-	r := newRunner(t, Options{Checker: pathChecker{checker{}, append([]string{bin, composer, gobin}, checker{}.TrustedPath()...)},
+	// A tool kept beside the user's projects, its bin directory on PATH.
+	codebin := filepath.Join(home, "code", "tools", "bin")
+	writeFile(t, filepath.Join(codebin, "codetool"), "#!/bin/sh\necho code ran\n", 0o755)
+	other := filepath.Join(home, "code", "other", "sub", ".env")
+	writeFile(t, other, "TOKEN="+canary+"\n", 0o600)
+	r := newRunner(t, Options{Checker: pathChecker{checker{}, append([]string{bin, composer, gobin, codebin}, checker{}.TrustedPath()...)},
 		ReadRoots: []string{"/"}, WriteRoots: []string{proj}, Home: home, Deny: []string{"**/.env", "**/*.pem"}})
-	res, err := run(t, r, policy.ToolShell, shellArgs("mytool; phptool; gotool; /bin/sh -c 'cat "+key+" "+vol+" "+token+" "+checkout+"'"), proj)
+	res, err := run(t, r, policy.ToolShell, shellArgs("mytool; phptool; gotool; codetool; /bin/sh -c 'cat "+key+" "+vol+" "+token+" "+checkout+" "+other+"'"), proj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Stdout, "tool ran") || !strings.Contains(res.Stdout, "php ran") || !strings.Contains(res.Stdout, "go ran") {
-		t.Errorf("the program of ~/.local/bin did not run: %+v", res)
+	if !strings.Contains(res.Stdout, "tool ran") || !strings.Contains(res.Stdout, "php ran") || !strings.Contains(res.Stdout, "go ran") || !strings.Contains(res.Stdout, "code ran") {
+		t.Errorf("a program below the home directory did not run: %+v", res)
 	}
 	if out := res.Stdout + res.Stderr; strings.Contains(out, canary) {
-		t.Errorf("a denied file of ~/.local/share was read:\n%s", out)
+		t.Errorf("a denied file beside a program's directory was read:\n%s", out)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/scopegate/scopegate/sessions"
 )
 
-// The answers to an offer (CONTRACT §9), also the answer label of
+// The answers to an offer (docs/approvals.md), also the answer label of
 // scopegate_approvals_total. Only AnswerOnce and AnswerSession let the call
 // run; every other answer denies it as if it had not been offered.
 const (

@@ -17,7 +17,7 @@ import (
 // ErrNoBranch is returned for a call (not a check) without a session branch.
 var ErrNoBranch = errors.New("a call needs a session branch")
 
-// CallResult is what Check and Call return (CONTRACT.md §3): the decision,
+// CallResult is what Check and Call return (docs/reference.md, The call and the decision): the decision,
 // and for an allowed call the result of running it.
 type CallResult struct {
 	CallID   string          `json:"call_id"`
@@ -35,7 +35,7 @@ func (g *Gateway) Check(ctx context.Context, t Target, call policy.Call) (CallRe
 
 // ToolWebFetch is the tool of the entries of an agent's web fetch (Claude
 // Code's WebFetch): a network decision on the URL's host, not a tool of
-// CONTRACT §3 (counted as tool "unknown").
+// docs/reference.md, The call and the decision (counted as tool "unknown").
 const ToolWebFetch = "web_fetch"
 
 // CheckHost decides, audits and counts a connection an agent's own tool

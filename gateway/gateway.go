@@ -39,7 +39,7 @@ type Observer interface {
 	InflightInc()
 	InflightDec()
 	AuditWriteError()
-	// ObserveApproval counts an answer to an offer (CONTRACT §9).
+	// ObserveApproval counts an answer to an offer (docs/approvals.md).
 	ObserveApproval(answer string)
 	// ScopeExpansion counts one entry added to a scope section
 	// ("paths.read") by an approval.

@@ -161,7 +161,7 @@ func (g *Gateway) hook(ctx context.Context, agent string, input []byte, o HookOp
 		return agents.Allow(agent), nil
 	}
 	// A call denied for a scope reason is left to the user where the agent
-	// will ask one (CONTRACT §9); everywhere else it is denied.
+	// will ask one (docs/approvals.md); everywhere else it is denied.
 	channel := ""
 	switch {
 	case !o.Approvals:

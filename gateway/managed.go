@@ -11,7 +11,7 @@ import (
 	"github.com/scopegate/scopegate/sessions"
 )
 
-// The machine's managed policy (CONTRACT §12) as the gateway applies it:
+// The machine's managed policy (docs/managed.md) as the gateway applies it:
 // read once per call into the call's branch value (config caches it while
 // the file is unchanged), every scope decided within it (policy), scope
 // changes beyond it refused, and tools.org told when it changed.

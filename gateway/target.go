@@ -32,12 +32,12 @@ type Target struct {
 	// call arrived, so that the decision need not do it again.
 	Synced bool
 	// Ask, when set, is the channel through which a call denied for a
-	// scope reason is offered to the user (CONTRACT §9) before Call
+	// scope reason is offered to the user (docs/approvals.md) before Call
 	// refuses it. Nil refuses as always.
 	Ask Asker
 }
 
-// Via names an entry point: the via label of the metrics (CONTRACT §6).
+// Via names an entry point: the via label of the metrics (docs/reference.md, Metrics).
 type Via string
 
 // The entry points.

@@ -112,7 +112,7 @@ func (o Options) resourceURI(file string) string {
 }
 
 // callResultSchema is the output schema of every tool: the call result of
-// the contract (CONTRACT §3).
+// the contract (docs/reference.md, The call and the decision).
 var callResultSchema = map[string]any{
 	"type": "object",
 	"properties": map[string]any{

@@ -1,4 +1,4 @@
-// Package metrics holds scopegate's Prometheus collectors (CONTRACT.md §6)
+// Package metrics holds scopegate's Prometheus collectors (docs/reference.md, Metrics)
 // in a registry of its own: no default registry, no globals. Label values
 // are bounded: anything outside the known tools, reasons and scope sections
 // is counted as "unknown", so a label never carries a session id, path or
@@ -26,7 +26,7 @@ type Options struct {
 	Sections []string
 }
 
-// Tools are the tool names of CONTRACT.md §3.
+// Tools are the tool names of docs/reference.md, The call and the decision.
 func Tools() []string {
 	return []string{
 		"read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "shell",
@@ -34,7 +34,7 @@ func Tools() []string {
 	}
 }
 
-// Reasons are the decision reasons of CONTRACT.md §3.
+// Reasons are the decision reasons of docs/reference.md, The call and the decision.
 func Reasons() []string {
 	return []string{
 		"allowed", "path_not_in_scope", "path_denied", "command_not_allowed",
@@ -47,7 +47,7 @@ func Reasons() []string {
 // Vias are the entry points a decision can come through (the via label).
 func Vias() []string { return []string{"cli", "http", "hook", "mcp"} }
 
-// Answers are the answers to an approval offer (CONTRACT §9), the answer
+// Answers are the answers to an approval offer (docs/approvals.md), the answer
 // label of scopegate_approvals_total; keep in sync with gateway.Answers.
 func Answers() []string {
 	return []string{"once", "session", "deny", "decline", "cancel", "timeout", "error", "ask"}

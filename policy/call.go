@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Call is one tool call as agents send it (CONTRACT.md §3).
+// Call is one tool call as agents send it (docs/reference.md, The call and the decision).
 type Call struct {
 	Tool string          `json:"tool"`
 	Args json.RawMessage `json:"args,omitempty"`

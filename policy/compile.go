@@ -236,7 +236,7 @@ func compileGlobs(list string, pats []string, foldCase bool, env Env) ([]glob, e
 		case strings.HasPrefix(pat, "**"):
 			g.patterns = append(g.patterns, pat)
 		default:
-			// A relative pattern matches anywhere (DESIGN.md, Paths 5).
+			// A relative pattern matches anywhere (docs/design.md, Paths).
 			g.patterns = append(g.patterns, "**/"+pat)
 		}
 		if foldCase {

@@ -10,7 +10,7 @@ import (
 // Reason is the machine-readable cause of a decision.
 type Reason string
 
-// The reasons of CONTRACT.md §3. Their set is closed: metrics use them as
+// The reasons of docs/reference.md, The call and the decision. Their set is closed: metrics use them as
 // label values.
 const (
 	ReasonAllowed            Reason = "allowed"
@@ -29,7 +29,7 @@ const (
 	ReasonScopeInvalid       Reason = "scope_invalid"
 	ReasonScopeMissing       Reason = "scope_missing"
 	// ReasonManaged is a denial by the machine's managed policy
-	// (CONTRACT §12): never widenable.
+	// (docs/managed.md): never widenable.
 	ReasonManaged Reason = "managed"
 )
 

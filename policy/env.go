@@ -63,7 +63,7 @@ type Env struct {
 	// command may reference (besides HOME). Nil means none is known.
 	Getenv func(name string) (string, bool)
 	// Protected are absolute roots no scope can make writable: the sessions
-	// root and the config dir (DESIGN.md, Paths 7).
+	// root and the config dir (docs/design.md, Paths).
 	Protected []string
 	// RoamDir is the org-roam directory that roam subdirectories are
 	// relative to.
@@ -101,7 +101,7 @@ type Env struct {
 	notes *[]string
 }
 
-// Execution names who runs a decided call (CONTRACT §3).
+// Execution names who runs a decided call (docs/reference.md, The call and the decision).
 type Execution string
 
 // The execution modes.

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// The managed layer (CONTRACT §12): one policy over every session of the
+// The managed layer (docs/managed.md): one policy over every session of the
 // machine, whatever the agent, written by its administrator in
 // /etc/scopegate/managed.yml. Its rules are a hard layer of every
 // decision: a scope is decided within it, never beyond.

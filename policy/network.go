@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The network section of scope.yml (CONTRACT §2): where the shell's
+// The network section of scope.yml (docs/reference.md, scope.yml): where the shell's
 // programs may connect. It is written in one of three forms, chosen to
 // survive gptel's scope writer (a top-level scalar, or a list of strings
 // written unquoted):
@@ -187,7 +187,7 @@ type hostEntry struct {
 }
 
 // WithAnyHost returns the section with every host allowed and the same
-// unix sockets: the network observe mode runs calls with (CONTRACT §8).
+// unix sockets: the network observe mode runs calls with (docs/learning.md).
 // A managed ceiling stays.
 func (n Network) WithAnyHost() Network {
 	n.mode, n.entries = NetworkAny, nil

@@ -196,7 +196,7 @@ func absPath(p, cwd string, env Env) (string, error) {
 	return p, nil
 }
 
-// checkPath applies DESIGN.md's path rules to one access. cwd must already
+// checkPath applies the path rules of docs/design.md to one access. cwd must already
 // be absolute and checked.
 func (s *Scope) checkPath(p string, access Access, cwd string, env Env, src pathSource) []Violation {
 	abs, err := absPath(p, cwd, env)

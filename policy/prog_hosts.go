@@ -6,7 +6,7 @@ import (
 )
 
 // Hosts named literally in a command's arguments are decided before it
-// runs (CONTRACT §2): a URL operand of curl or wget, a proxy, a git
+// runs (docs/reference.md, scope.yml): a URL operand of curl or wget, a proxy, a git
 // remote, an ssh, scp or rsync destination, a package index or registry,
 // nc's host and port. A value known only at run time, and every
 // connection a program makes on its own, is decided when it connects.

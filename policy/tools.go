@@ -37,7 +37,7 @@ type Hints struct {
 	OpenWorld   bool
 }
 
-// ToolSpec is one tool of the contract (CONTRACT §3): its name, what it does
+// ToolSpec is one tool of the contract (docs/reference.md, The call and the decision): its name, what it does
 // in words a model reads, and its arguments. Every surface that names tools
 // (decoding, CLI help, the MCP server) takes them from [ToolSpecs].
 type ToolSpec struct {

@@ -76,7 +76,7 @@ func ExpandHint(ws ...Widening) string {
 }
 
 // Widenable reports whether a reason is a scope reason: one that a wider
-// scope can lift (CONTRACT §8). The other reasons are hard denials or
+// scope can lift (docs/learning.md). The other reasons are hard denials or
 // invalid input, which no widening lifts.
 func (r Reason) Widenable() bool {
 	switch r {

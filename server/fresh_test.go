@@ -10,8 +10,8 @@ import (
 	"github.com/scopegate/scopegate/sessions"
 )
 
-// A check is decided on the files as they are when it is made (CONTRACT.md
-// §1: scope.yml is the source of truth for every decision): a scope.yml
+// A check is decided on the files as they are when it is made (scope.yml
+// is the source of truth for every decision): a scope.yml
 // written in place or replaced by rename, a branch switch, a session
 // removed and made again, each seen by the very next request.
 func TestCheckSeesFilesAsTheyAre(t *testing.T) {

@@ -26,7 +26,7 @@ import (
 	"github.com/scopegate/scopegate/sessions"
 )
 
-// The live page (CONTRACT §11): the page's files, embedded in the binary,
+// The live page (docs/page.md): the page's files, embedded in the binary,
 // and the routes that feed it and take its answers. Everything the page
 // shows of a call comes as JSON and is rendered as text.
 

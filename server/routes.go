@@ -169,7 +169,7 @@ func (s *Server) releaseBody(b *bytes.Buffer) {
 	}
 }
 
-// callRequest is a call (CONTRACT.md §3) plus the branch it is made on.
+// callRequest is a call (docs/reference.md, The call and the decision) plus the branch it is made on.
 type callRequest struct {
 	Branch string          `json:"branch,omitempty"`
 	Tool   string          `json:"tool"`

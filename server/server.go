@@ -82,7 +82,7 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Server is the HTTP API of CONTRACT.md §5. It is safe for concurrent use.
+// Server is the HTTP API of docs/reference.md, HTTP. It is safe for concurrent use.
 type Server struct {
 	opts    Options
 	store   *sessions.Store

@@ -16,7 +16,7 @@ const (
 )
 
 // writeFile replaces path with data, durably (atomicfile): every file of
-// a session survives a crash once written (CONTRACT §1).
+// a session survives a crash once written (docs/reference.md, Files).
 func writeFile(path string, data []byte) error {
 	return atomicfile.Write(path, data, atomicfile.Options{Durable: true})
 }

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 )
 
-// ModeFile is the file of a branch holding its mode (CONTRACT §8). It lies
+// ModeFile is the file of a branch holding its mode (docs/learning.md). It lies
 // beside scope.yml, in the branch directory no tool call can write, and
 // not in scope.yml, whose gptel writer drops the keys it does not know.
 // A missing file means enforce.

@@ -17,6 +17,7 @@ import (
 	"github.com/scopegate/scopegate/config"
 	"github.com/scopegate/scopegate/exec"
 	"github.com/scopegate/scopegate/gateway"
+	"github.com/scopegate/scopegate/internal/atomicfile"
 	"github.com/scopegate/scopegate/sessions"
 )
 
@@ -166,7 +167,7 @@ func gcIndex(a *app, o gcOptions, verb func(dry, done string) string) error {
 		switch {
 		case f.Tree != "" && gone(f.Tree):
 			why = fmt.Sprintf("its tree %s is gone", f.Tree)
-		case f.Tree == "" && strings.HasPrefix(filepath.Base(f.Path), ".tmp-") && idle > 24*time.Hour:
+		case f.Tree == "" && atomicfile.IsTemp(filepath.Base(f.Path)) && idle > 24*time.Hour:
 			why = "left by a write that did not finish"
 		case o.retention.SessionDays > 0 && idle > time.Duration(o.retention.SessionDays)*24*time.Hour:
 			why = fmt.Sprintf("not used for %d days", int(idle.Hours()/24))

@@ -165,7 +165,8 @@ func TestGCRemovesUnusedIndexFiles(t *testing.T) {
 	if err := os.Chtimes(byTree[trees["quiet"]], old, old); err != nil {
 		t.Fatal(err)
 	}
-	tmp := filepath.Join(index, ".tmp-123")
+	// What atomicfile leaves when its writer dies before the rename.
+	tmp := filepath.Join(index, "."+filepath.Base(byTree[trees["quiet"]])+".tmp-123")
 	if err := os.WriteFile(tmp, []byte("half"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -239,7 +239,7 @@ func subcommandName(root *cobra.Command, args []string) string {
 	return ""
 }
 
-// resolveDirs applies CONTRACT.md §1: flag, then environment, then default.
+// resolveDirs applies docs/reference.md, Files: flag, then environment, then default.
 func (a *app) resolveDirs() error {
 	home, _ := os.UserHomeDir()
 	pick := func(flag *string, env, def string) {

@@ -15,7 +15,7 @@ import (
 	"github.com/scopegate/scopegate/sessions"
 )
 
-// selector is the branch selector of CONTRACT.md §4: --branch-dir DIR, or
+// selector is the branch selector of docs/reference.md, CLI: --branch-dir DIR, or
 // --session ID [--branch NAME].
 type selector struct {
 	branchDir string

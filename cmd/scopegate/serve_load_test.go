@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scopegate/scopegate/audit"
+	"github.com/scopegate/scopegate/internal/atomicfile"
 	"github.com/scopegate/scopegate/internal/orgcheck"
 )
 
@@ -248,9 +249,9 @@ func branchEntries(t *testing.T, w *workspace, id string) []audit.Entry {
 	}
 	names, _ := os.ReadDir(audit.InflightDir(filepath.Dir(path)))
 	for _, n := range names {
-		// A ".tmp-" file is a record write cut off by a kill before its
+		// A temporary file is a record write cut off by a kill before its
 		// rename: never a record, so nothing to recover.
-		if !strings.HasPrefix(n.Name(), ".tmp-") {
+		if !atomicfile.IsTemp(n.Name()) {
 			t.Errorf("%s: in-flight record %s left", id, n.Name())
 		}
 	}

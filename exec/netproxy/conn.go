@@ -23,7 +23,7 @@
 package netproxy
 
 // Conn is one connection a call's programs attempted, as the call's result
-// and its tools.org entry list it (CONTRACT §3, §7).
+// and its tools.org entry list it (docs/reference.md, The call and the decision; tools.org).
 type Conn struct {
 	Host    string `json:"host"`
 	Port    int    `json:"port"`

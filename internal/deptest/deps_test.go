@@ -1,4 +1,4 @@
-// Package deptest enforces the package dependency direction of DESIGN.md.
+// Package deptest enforces the package dependency direction of docs/design.md.
 package deptest
 
 import (
@@ -68,7 +68,7 @@ func TestDependencyDirection(t *testing.T) {
 		name := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		rules, ok := allowed[name]
 		if !ok {
-			t.Errorf("package %s has no dependency rule: add it here and to DESIGN.md", name)
+			t.Errorf("package %s has no dependency rule: add it here and to docs/design.md", name)
 			continue
 		}
 		ok2 := map[string]bool{}
