@@ -359,7 +359,19 @@ type walkTask struct {
 	// identity, from its stat.
 	parent   *watch.Dir
 	dev, ino uint64
+	// pre says what its parent's visit found of dir with one stat
+	// relative to the parent (statChildren): preNone, preDir (key is its
+	// identity and times) or preGone (gone, or no longer a directory).
+	pre uint8
+	key dirKey
 }
+
+// What a parent's visit found of a subdirectory (walkTask.pre).
+const (
+	preNone = iota
+	preDir
+	preGone
+)
 
 // path sets t.dir, in buf when it is not made yet.
 func (t *walkTask) path(buf *dirBuf) {
@@ -565,15 +577,70 @@ func (w *walker) visit(t walkTask, buf *dirBuf, out *walkOut) (*dirRecord, error
 	if w.depth > 0 && t.level+1 >= w.depth {
 		return rec, nil
 	}
+	start := len(out.subs)
 	for _, name := range rec.subdirs {
 		out.subs = append(out.subs, walkTask{parentDir: t.dir, base: name, tree: t.tree, level: t.level + 1, parent: rec.watch})
 	}
+	if w.watcher == nil && len(rec.subdirs) >= statBatch {
+		if err := w.statChildren(t.dir, out.subs[start:], buf); err != nil {
+			return nil, err
+		}
+	}
 	return rec, nil
+}
+
+// statBatch is how many subdirectories a directory has at least for its
+// visit to stat them relative to it (statChildren): a stat that resolves
+// one name costs less than one that resolves the whole path, by more than
+// the open and close of the directory once it has this many.
+const statBatch = 8
+
+// statChildren stats the subdirectories subs of dir relative to dir, open
+// once, and sets what it found in each task; one that fails otherwise
+// than gone is left to its own visit, which stats it by its path. A
+// directory that cannot be opened leaves them all to theirs.
+func (w *walker) statChildren(dir string, subs []walkTask, buf *dirBuf) error {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	for i := range subs {
+		s := &subs[i]
+		buf.name = append(append(buf.name[:0], s.base...), 0)
+		var st unix.Stat_t
+		var e unix.Errno
+		for {
+			_, _, e = unix.Syscall6(unix.SYS_NEWFSTATAT, uintptr(fd), uintptr(unsafe.Pointer(&buf.name[0])),
+				uintptr(unsafe.Pointer(&st)), unix.AT_SYMLINK_NOFOLLOW, 0, 0)
+			if e != unix.EINTR {
+				break
+			}
+		}
+		switch {
+		case e == 0 && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+			s.pre, s.key = preDir, keyOf(&st)
+		case e == 0 || e == unix.ENOENT || e == unix.ENOTDIR:
+			s.pre = preGone // replaced since its parent was listed, or gone
+		}
+	}
+	w.looked[subs[0].tree].Add(int64(len(subs)))
+	return nil
 }
 
 // stated returns a directory's record, checked against its stat, or
 // listed anew.
 func (w *walker) stated(t *walkTask, buf *dirBuf) (*dirRecord, error) {
+	switch t.pre {
+	case preGone:
+		return nil, nil
+	case preDir:
+		if rec := w.ix.get(t.dir); rec != nil && rec.key == t.key {
+			return rec, nil
+		}
+		t.keep()
+		return w.list(*t, buf)
+	}
 	w.looked[t.tree].Add(1)
 	var st unix.Stat_t
 	if err := unix.Lstat(t.dir, &st); err != nil {
@@ -703,8 +770,9 @@ func (w *walker) list(t walkTask, buf *dirBuf) (*dirRecord, error) {
 }
 
 // dirBuf are a worker's buffers: for getdents, made when first needed (a
-// walk from the index lists nothing), and for the path of its directory.
-type dirBuf struct{ b, path []byte }
+// walk from the index lists nothing), for the path of its directory, and
+// for a name with its NUL.
+type dirBuf struct{ b, path, name []byte }
 
 func (d *dirBuf) get() []byte {
 	if d.b == nil {

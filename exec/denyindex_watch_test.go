@@ -60,17 +60,70 @@ func plainMasks(t *testing.T, pats []string, root string) []string {
 func TestDenyIndexWatchedChanges(t *testing.T) {
 	pats := []string{"**/.env", "**/*.pem"}
 	later := func() time.Time { return time.Now().Add(time.Hour) }
-	for _, tc := range []struct {
-		name string
-		// before runs ahead of the first walk, change between the two.
-		before, change func(t *testing.T, root, outside string)
-		masked         []string
-		// older are masks of a fresh walk that an incremental one need
-		// not find: the older name of a file given a second one.
-		older []string
-		// maxLooked bounds the directories the second walk looks at.
-		maxLooked int
-	}{
+	for _, tc := range treeChanges() {
+		t.Run(tc.name, func(t *testing.T) {
+			root, outside := watchedTree(t), realDir(t)
+			if tc.before != nil {
+				tc.before(t, root, outside)
+			}
+			ix := (&Host{Dirs: newDirs(t, watch.DirsOptions{})}).index(pats)
+			first := walkOne(t, ix, root, "", later())
+			if again := walkOne(t, ix, root, "", later()); again.looked != 0 {
+				t.Fatalf("an unchanged tree: looked at %d directories", again.looked)
+			}
+			if tc.change != nil {
+				tc.change(t, root, outside)
+			}
+			got := walkOne(t, ix, root, "", later())
+			tc.check(t, pats, root, got)
+			if tc.maxLooked > 0 && got.looked > tc.maxLooked || tc.change == nil && got.looked != 0 {
+				t.Errorf("looked at %d directories, want at most %d (of %d)", got.looked, tc.maxLooked, first.looked)
+			}
+			// And the walk after that looks at nothing.
+			if again := walkOne(t, ix, root, "", later()); again.looked != 0 || !slices.Equal(again.masks, got.masks) {
+				t.Errorf("the walk after: looked at %d, masks %q", again.looked, relPaths(root, again.masks))
+			}
+		})
+	}
+}
+
+// treeChange is a change made to watchedTree between two walks.
+type treeChange struct {
+	name string
+	// before runs ahead of the first walk, change between the two.
+	before, change func(t *testing.T, root, outside string)
+	masked         []string
+	// older are masks of a fresh walk that an incremental one need
+	// not find: the older name of a file given a second one.
+	older []string
+	// maxLooked bounds the directories the second walk looks at, in a
+	// process that watches them.
+	maxLooked int
+}
+
+// check fails the test unless the masks a walk after the change found are
+// a fresh walk's (but older) and hold the change's.
+func (tc treeChange) check(t *testing.T, pats []string, root string, got treeResult) {
+	t.Helper()
+	want := slices.DeleteFunc(plainMasks(t, pats, root), func(m string) bool {
+		return slices.Contains(tc.older, strings.TrimPrefix(m, root+"/"))
+	})
+	if !slices.Equal(got.masks, want) {
+		t.Fatalf("masks\n%q\nwant\n%q", relPaths(root, got.masks), relPaths(root, want))
+	}
+	for _, m := range tc.masked {
+		if !slices.Contains(relPaths(root, got.masks), m) {
+			t.Errorf("%s not masked: %q", m, relPaths(root, got.masks))
+		}
+	}
+}
+
+// treeChanges are the changes of every kind that makes a new name: a new
+// file, a new directory holding one, a hard link, a file or a directory
+// renamed into place (from inside the tree or outside it), a directory
+// replaced by another of the same name, the root replaced.
+func treeChanges() []treeChange {
+	return []treeChange{
 		{name: "nothing", maxLooked: 0},
 		{name: "a new file", change: func(t *testing.T, root, _ string) {
 			writeFile(t, filepath.Join(root, "gen", "d7", ".env"), "x", 0o644)
@@ -139,41 +192,58 @@ func TestDenyIndexWatchedChanges(t *testing.T) {
 			sourceFiles(t, filepath.Join(root, "gen"), 20, 3)
 			writeFile(t, filepath.Join(root, "gen", "d1", ".env"), "x", 0o644)
 		}, masked: []string{"gen/d1/.env"}},
-	} {
+	}
+}
+
+// A process of its own (a per-call build) starts from the tree's cache
+// file and sees every change of treeChanges on its first walk, also
+// below a directory with statBatch subdirectories or more, whose visit
+// stats them relative to it; and a file system mounted over one of them.
+func TestDenyIndexChangesFromFile(t *testing.T) {
+	pats := []string{"**/.env", "**/*.pem"}
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	walk := func(t *testing.T, root, store string) treeResult {
+		return walkOne(t, new(Host).index(pats), root, store, later())
+	}
+	if !inMountNS(t) {
+		return
+	}
+	for _, tc := range treeChanges() {
 		t.Run(tc.name, func(t *testing.T) {
 			root, outside := watchedTree(t), realDir(t)
+			if n, _ := os.ReadDir(filepath.Join(root, "gen")); len(n) < statBatch {
+				t.Fatalf("gen holds %d directories, fewer than statBatch", len(n))
+			}
+			store := filepath.Join(realDir(t), "index")
 			if tc.before != nil {
 				tc.before(t, root, outside)
 			}
-			ix := (&Host{Dirs: newDirs(t, watch.DirsOptions{})}).index(pats)
-			first := walkOne(t, ix, root, "", later())
-			if again := walkOne(t, ix, root, "", later()); again.looked != 0 {
-				t.Fatalf("an unchanged tree: looked at %d directories", again.looked)
+			walk(t, root, store)
+			if again := walk(t, root, store); again.listed != 0 {
+				t.Fatalf("an unchanged tree: listed %d directories", again.listed)
 			}
 			if tc.change != nil {
 				tc.change(t, root, outside)
 			}
-			got := walkOne(t, ix, root, "", later())
-			want := slices.DeleteFunc(plainMasks(t, pats, root), func(m string) bool {
-				return slices.Contains(tc.older, strings.TrimPrefix(m, root+"/"))
-			})
-			if !slices.Equal(got.masks, want) {
-				t.Fatalf("masks\n%q\nwant\n%q", relPaths(root, got.masks), relPaths(root, want))
-			}
-			for _, m := range tc.masked {
-				if !slices.Contains(relPaths(root, got.masks), m) {
-					t.Errorf("%s not masked: %q", m, relPaths(root, got.masks))
-				}
-			}
-			if tc.maxLooked > 0 && got.looked > tc.maxLooked || tc.change == nil && got.looked != 0 {
-				t.Errorf("looked at %d directories, want at most %d (of %d)", got.looked, tc.maxLooked, first.looked)
-			}
-			// And the walk after that looks at nothing.
-			if again := walkOne(t, ix, root, "", later()); again.looked != 0 || !slices.Equal(again.masks, got.masks) {
-				t.Errorf("the walk after: looked at %d, masks %q", again.looked, relPaths(root, again.masks))
-			}
+			tc.check(t, pats, root, walk(t, root, store))
 		})
 	}
+	t.Run("a mount", func(t *testing.T) {
+		root := watchedTree(t)
+		store := filepath.Join(realDir(t), "index")
+		walk(t, root, store)
+		mounted := filepath.Join(root, "gen", "d3")
+		if err := unix.Mount("tmpfs", mounted, "tmpfs", 0, "mode=0755"); err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Unmount(mounted, unix.MNT_DETACH)
+		writeFile(t, filepath.Join(mounted, ".env"), "x", 0o644)
+		got := walk(t, root, store)
+		treeChange{masked: []string{"gen/d3/.env"}}.check(t, pats, root, got)
+		if got.listed != 1 {
+			t.Errorf("after a mount: listed %d directories, want 1", got.listed)
+		}
+	})
 }
 
 func rename(t *testing.T, from, to string) {
