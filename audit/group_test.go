@@ -174,8 +174,8 @@ func TestGroupKeptHeads(t *testing.T) {
 			}
 		}
 	}
-	if len(g.heads) != len(paths) {
-		t.Fatalf("%d heads open, want %d", len(g.heads), len(paths))
+	if len(g.logs) != len(paths) {
+		t.Fatalf("%d heads open, want %d", len(g.logs), len(paths))
 	}
 	for _, p := range paths {
 		verified(p)
@@ -187,8 +187,8 @@ func TestGroupKeptHeads(t *testing.T) {
 			appendTo(small, p)
 		}
 	}
-	if len(small.heads) != 1 {
-		t.Fatalf("%d heads open, at most 1", len(small.heads))
+	if len(small.logs) != 1 {
+		t.Fatalf("%d heads open, at most 1", len(small.logs))
 	}
 	for _, p := range paths {
 		verified(p)
@@ -251,5 +251,110 @@ func TestAppendAfterPruneOfTornLine(t *testing.T) {
 	}
 	if r, _ := Verify(path); !r.OK {
 		t.Fatalf("verify: %+v", r)
+	}
+}
+
+// A Group keeps tools.org open with the chain state after its own last
+// append. Whatever changed the file between two of its appends is noticed
+// under the lock: another appender, another appender's entry cut again to
+// the very size the Group left, gc's rewrite in place, the file renamed
+// over with the old one kept as a backup (an editor's save), the file
+// removed. The next append goes to the file at the path, after the chain
+// that file holds, and verify says what it says with a log opened per
+// append.
+func TestGroupKeptLogChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// change runs between the Group's appends of C01 and C02.
+		change func(t *testing.T, path string)
+		// ok is whether verify holds afterwards; entries how many
+		// chained entries the file at path has.
+		ok      bool
+		entries int
+	}{
+		{"another appender", func(t *testing.T, path string) {
+			appendOne(t, &Log{Path: path, NoSync: true}, 50)
+		}, true, 3},
+		{"another appender's entry cut", func(t *testing.T, path string) {
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendOne(t, &Log{Path: path, NoSync: true}, 50)
+			// Back to the size the Group's append left: only the head
+			// that entry wrote knows it was there.
+			if err := os.Truncate(path, st.Size()); err != nil {
+				t.Fatal(err)
+			}
+		}, false, 2},
+		{"gc rewrite in place", func(t *testing.T, path string) {
+			appendOne(t, &Log{Path: path, NoSync: true}, 50)
+			appendOne(t, &Log{Path: path, NoSync: true}, 51)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := true
+			p := Prune(data, func([]byte) bool {
+				drop := first
+				first = false
+				return drop
+			})
+			if err := os.WriteFile(path, p.Text, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Rebase(path); err != nil {
+				t.Fatal(err)
+			}
+		}, true, 3},
+		{"renamed over, the old file a backup", func(t *testing.T, path string) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path, path+"~"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, true, 2},
+		{"removed", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tools.org")
+			log := &Log{Path: path, NoSync: true, Group: &Group{KeepOpen: 4}}
+			appendOne(t, log, 1)
+			tc.change(t, path)
+			appendOne(t, log, 2)
+			es, err := ReadFile(path, Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) == 0 || es[len(es)-1].CallID != "C02" {
+				t.Fatalf("the Group's append is not at the end of %s: %d entries", path, len(es))
+			}
+			r, err := Verify(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.OK != tc.ok || r.Entries != tc.entries || (tc.ok && r.Unrecorded != 0) {
+				t.Fatalf("verify %+v, want ok %v with %d entries, all recorded", r, tc.ok, tc.entries)
+			}
+			if backup, err := os.ReadFile(path + "~"); err == nil && bytes.Contains(backup, []byte("C02")) {
+				t.Fatal("the Group's append went to the file renamed away")
+			}
+		})
+	}
+}
+
+func appendOne(t *testing.T, log *Log, i int) {
+	t.Helper()
+	if err := log.Append(t.Context(), chainEntry(i)); err != nil {
+		t.Fatal(err)
 	}
 }
