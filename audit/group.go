@@ -8,6 +8,8 @@ import (
 	"hash"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -23,6 +25,10 @@ type Group struct {
 	// used, for as long as it lives; 0 opens both for each append. A
 	// long-running process sets it before the first append.
 	KeepOpen int
+
+	// coarseTimes makes every kept log read its chain head as on a
+	// filesystem without fine change times (tests).
+	coarseTimes bool
 
 	mu     sync.Mutex
 	queues map[string]*groupQueue
@@ -158,7 +164,7 @@ func (g *Group) kept(path string) *keptLog {
 			break
 		}
 	}
-	g.logs[path] = &keptLog{path: path, fd: -1, head: h}
+	g.logs[path] = &keptLog{path: path, fd: -1, head: h, coarse: g.coarseTimes}
 	g.used = append(g.used, path)
 	return g.logs[path]
 }
@@ -205,6 +211,9 @@ type keptLog struct {
 	size  int64
 	ctime syscall.Timespec
 	known bool
+	// fine is whether the file's filesystem has fine change times (see
+	// fineChangeTimes): only then is state used; coarse rules it out.
+	fine, coarse bool
 	// buf and sum are reused by the next append: the text of the last
 	// one, and its SHA-256.
 	buf []byte
@@ -268,6 +277,7 @@ func (k *keptLog) append(texts [][]byte, sync bool) error {
 			return fmt.Errorf("stat %s: %w", k.path, err)
 		}
 		k.dev, k.ino = st.Dev, st.Ino
+		k.fine = !k.coarse && fineChangeTimes(k.fd)
 	}
 	err := k.appendLocked(&st, texts, sync)
 	if err == nil {
@@ -285,7 +295,7 @@ func (k *keptLog) append(texts [][]byte, sync bool) error {
 // appendLocked is append under the lock, st the stat of tools.org.
 func (k *keptLog) appendLocked(st *syscall.Stat_t, texts [][]byte, sync bool) error {
 	h, exact := k.state, true
-	if !k.known || st.Size != k.size || st.Ctim != k.ctime {
+	if !k.fine || !k.known || st.Size != k.size || st.Ctim != k.ctime {
 		var err error
 		if h, exact, err = loadHead(k.fd, k.head, st.Size); err != nil {
 			return fmt.Errorf("append to %s: %w", k.path, err)
@@ -297,6 +307,9 @@ func (k *keptLog) appendLocked(st *syscall.Stat_t, texts [][]byte, sync bool) er
 			k.sum = sha256.New()
 		}
 		text, done, err := sealAll(fd, k.path, k.head, h, exact, size, texts, k.buf, k.sum, func(h chainHead) {
+			if !k.fine {
+				return
+			}
 			var post syscall.Stat_t
 			if err := syscall.Fstat(fd, &post); err == nil && post.Size == h.Size {
 				k.state, k.size, k.ctime, k.known = h, post.Size, post.Ctim, true
@@ -307,4 +320,61 @@ func (k *keptLog) appendLocked(st *syscall.Stat_t, texts [][]byte, sync bool) er
 		}
 		return text, done, err
 	})
+}
+
+// fineChangeTimes reports whether the filesystem of fd stamps a change
+// that follows a read of the file's times (a stat) with a finer time than
+// the one read, so that any change after a stat shows another change time:
+// the multigrain timestamps of Linux 6.13 and later, on ext4, xfs, btrfs
+// and tmpfs. Elsewhere a change within the clock tick of the last one can
+// keep its change time.
+func fineChangeTimes(fd int) bool {
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		return false
+	}
+	release := make([]byte, 0, len(u.Release))
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		release = append(release, byte(c))
+	}
+	if !kernelAtLeast(string(release), 6, 13) {
+		return false
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Fstatfs(fd, &fs); err != nil {
+		return false
+	}
+	switch uint32(fs.Type) {
+	// ext4's magic is ext3's and ext2's too: ext4 mounts ext3, and ext2
+	// unless the kernel has the (deprecated) ext2 driver, which has no
+	// fine change times.
+	case 0xef53, // ext4
+		0x58465342, // xfs
+		0x9123683e, // btrfs
+		0x01021994: // tmpfs
+		return true
+	}
+	return false
+}
+
+// kernelAtLeast reports whether the kernel release (uname -r, e.g.
+// "6.13.2-arch1-1") is major.minor or later; false when it does not parse.
+func kernelAtLeast(release string, major, minor int) bool {
+	ma, rest, ok := strings.Cut(release, ".")
+	if !ok {
+		return false
+	}
+	mi := rest
+	if i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		mi = rest[:i]
+	}
+	m1, err1 := strconv.Atoi(ma)
+	m2, err2 := strconv.Atoi(mi)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return m1 > major || m1 == major && m2 >= minor
 }

@@ -261,8 +261,15 @@ func TestAppendAfterPruneOfTornLine(t *testing.T) {
 // over with the old one kept as a backup (an editor's save), the file
 // removed. The next append goes to the file at the path, after the chain
 // that file holds, and verify says what it says with a log opened per
-// append.
+// append: with the state kept where change times are fine, and with the
+// head read each time where they are not.
 func TestGroupKeptLogChanged(t *testing.T) {
+	for _, coarse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("coarse=%v", coarse), func(t *testing.T) { testGroupKeptLogChanged(t, coarse) })
+	}
+}
+
+func testGroupKeptLogChanged(t *testing.T, coarse bool) {
 	for _, tc := range []struct {
 		name string
 		// change runs between the Group's appends of C01 and C02.
@@ -327,7 +334,7 @@ func TestGroupKeptLogChanged(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "tools.org")
-			log := &Log{Path: path, NoSync: true, Group: &Group{KeepOpen: 4}}
+			log := &Log{Path: path, NoSync: true, Group: &Group{KeepOpen: 4, coarseTimes: coarse}}
 			appendOne(t, log, 1)
 			tc.change(t, path)
 			appendOne(t, log, 2)
@@ -356,5 +363,17 @@ func appendOne(t *testing.T, log *Log, i int) {
 	t.Helper()
 	if err := log.Append(t.Context(), chainEntry(i)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestKernelAtLeast(t *testing.T) {
+	for release, want := range map[string]bool{
+		"6.13.0": true, "6.13": true, "6.18.44-fc-v657": true, "7.0.1": true, "6.14-rc1": true,
+		"6.12.9": false, "5.15.0-91-generic": false, "6.1.0-28-amd64": false,
+		"": false, "6": false, "x.13": false, "6.x": false,
+	} {
+		if got := kernelAtLeast(release, 6, 13); got != want {
+			t.Errorf("kernelAtLeast(%q, 6, 13) = %v, want %v", release, got, want)
+		}
 	}
 }
