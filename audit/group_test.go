@@ -222,22 +222,7 @@ func TestAppendAfterPruneOfTornLine(t *testing.T) {
 	}
 	f.WriteString("* a heading of another program\nno newline at the end")
 	f.Close()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := true
-	p := Prune(data, func([]byte) bool {
-		drop := first
-		first = false
-		return drop
-	})
-	if err := os.WriteFile(path, p.Text, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Rebase(path); err != nil {
-		t.Fatal(err)
-	}
+	pruneFirst(t, path)
 	log := &Log{Path: path, NoSync: true}
 	if err := log.Append(t.Context(), chainEntry(5)); err != nil {
 		t.Fatal(err)
@@ -297,22 +282,7 @@ func testGroupKeptLogChanged(t *testing.T, coarse bool) {
 		{"gc rewrite in place", func(t *testing.T, path string) {
 			appendOne(t, &Log{Path: path, NoSync: true}, 50)
 			appendOne(t, &Log{Path: path, NoSync: true}, 51)
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			first := true
-			p := Prune(data, func([]byte) bool {
-				drop := first
-				first = false
-				return drop
-			})
-			if err := os.WriteFile(path, p.Text, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if err := p.Rebase(path); err != nil {
-				t.Fatal(err)
-			}
+			pruneFirst(t, path)
 		}, true, 3},
 		{"renamed over, the old file a backup", func(t *testing.T, path string) {
 			data, err := os.ReadFile(path)
@@ -375,5 +345,27 @@ func TestKernelAtLeast(t *testing.T) {
 		if got := kernelAtLeast(release, 6, 13); got != want {
 			t.Errorf("kernelAtLeast(%q, 6, 13) = %v, want %v", release, got, want)
 		}
+	}
+}
+
+// pruneFirst drops the first entry of the tools.org at path as gc does: in
+// place, and the chain head rebased.
+func pruneFirst(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := true
+	p := Prune(data, func([]byte) bool {
+		drop := first
+		first = false
+		return drop
+	})
+	if err := os.WriteFile(path, p.Text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Rebase(path); err != nil {
+		t.Fatal(err)
 	}
 }
