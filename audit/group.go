@@ -363,12 +363,13 @@ func fineChangeTimes(fd int) bool {
 // kernelAtLeast reports whether the kernel release (uname -r, e.g.
 // "6.13.2-arch1-1") is major.minor or later; false when it does not parse.
 func kernelAtLeast(release string, major, minor int) bool {
+	notDigit := func(r rune) bool { return r < '0' || r > '9' }
 	ma, rest, ok := strings.Cut(release, ".")
-	if !ok {
+	if !ok || ma == "" || strings.IndexFunc(ma, notDigit) >= 0 {
 		return false
 	}
 	mi := rest
-	if i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+	if i := strings.IndexFunc(rest, notDigit); i >= 0 {
 		mi = rest[:i]
 	}
 	m1, err1 := strconv.Atoi(ma)
