@@ -71,7 +71,11 @@ type chainHead struct {
 
 // encode is the head file's content (headLen bytes).
 func (h chainHead) encode() []byte {
-	b := make([]byte, 0, headLen)
+	return h.appendEncoded(make([]byte, 0, headLen))
+}
+
+// appendEncoded appends the head file's content to b.
+func (h chainHead) appendEncoded(b []byte) []byte {
 	b = append(b, headMagic...)
 	b = append(b, ' ')
 	b = appendPadded(b, h.Seq)
@@ -84,7 +88,7 @@ func (h chainHead) encode() []byte {
 	b = append(b, ' ')
 	b = appendValue(b, h.BaseValue)
 	b = append(b, ' ')
-	b = appendCRC(b, crc32.ChecksumIEEE(b))
+	b = appendCRC(b, crc32.ChecksumIEEE(b[len(b)-headCRCAt:]))
 	return append(b, '\n')
 }
 
@@ -201,6 +205,8 @@ func readHead(path string) (chainHead, error) {
 type headFile struct {
 	path string
 	fd   int
+	// buf holds what write writes.
+	buf [headLen]byte
 }
 
 // openHead opens (creates) the head file at path for reading and writing.
@@ -235,7 +241,7 @@ func (f *headFile) read() (chainHead, error) {
 // torn (its CRC fails) or behind after a crash is found again from
 // tools.org by the next append (see loadHead).
 func (f *headFile) write(h chainHead) error {
-	data := h.encode()
+	data := h.appendEncoded(f.buf[:0])
 	n, err := retry(func() (int, error) { return syscall.Pwrite(f.fd, data, 0) })
 	if err == nil && n != len(data) {
 		err = ErrShortWrite

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -269,6 +270,33 @@ func FuzzChainTamper(f *testing.F) {
 		changed[int(pos)%len(changed)] ^= xor
 		if r := verifyText(changed, &h); r.OK {
 			t.Fatalf("byte %d changed and the chain holds:\n%s", int(pos)%len(changed), changed)
+		}
+	})
+}
+
+// FuzzKernelAtLeast: a kernel release is taken for 6.13 or later only when
+// it starts with the digits of such a version, and never panics.
+func FuzzKernelAtLeast(f *testing.F) {
+	for _, s := range []string{"6.13.0", "6.18.44-fc-v657", "6.12.9", "5.15.0-91-generic", "", "6", "6.", ".13", "+6.13", "06.013", "99999999999999999999.1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, release string) {
+		got := kernelAtLeast(release, 6, 13)
+		ma, rest, ok := strings.Cut(release, ".")
+		if !got || !ok {
+			return
+		}
+		end := len(rest)
+		for i, c := range rest {
+			if c < '0' || c > '9' {
+				end = i
+				break
+			}
+		}
+		m1, err1 := strconv.ParseUint(ma, 10, 63)
+		m2, err2 := strconv.ParseUint(rest[:end], 10, 63)
+		if err1 != nil || err2 != nil || m1 < 6 || m1 == 6 && m2 < 13 {
+			t.Fatalf("kernelAtLeast(%q, 6, 13) is true", release)
 		}
 	})
 }

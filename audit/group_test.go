@@ -174,8 +174,8 @@ func TestGroupKeptHeads(t *testing.T) {
 			}
 		}
 	}
-	if len(g.heads) != len(paths) {
-		t.Fatalf("%d heads open, want %d", len(g.heads), len(paths))
+	if len(g.logs) != len(paths) {
+		t.Fatalf("%d heads open, want %d", len(g.logs), len(paths))
 	}
 	for _, p := range paths {
 		verified(p)
@@ -187,8 +187,8 @@ func TestGroupKeptHeads(t *testing.T) {
 			appendTo(small, p)
 		}
 	}
-	if len(small.heads) != 1 {
-		t.Fatalf("%d heads open, at most 1", len(small.heads))
+	if len(small.logs) != 1 {
+		t.Fatalf("%d heads open, at most 1", len(small.logs))
 	}
 	for _, p := range paths {
 		verified(p)
@@ -222,6 +222,136 @@ func TestAppendAfterPruneOfTornLine(t *testing.T) {
 	}
 	f.WriteString("* a heading of another program\nno newline at the end")
 	f.Close()
+	pruneFirst(t, path)
+	log := &Log{Path: path, NoSync: true}
+	if err := log.Append(t.Context(), chainEntry(5)); err != nil {
+		t.Fatal(err)
+	}
+	es, err := ReadFile(path, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := es[len(es)-1].CallID; got != "C05" {
+		t.Fatalf("last entry %q, want C05: its headline did not start a line", got)
+	}
+	if r, _ := Verify(path); !r.OK {
+		t.Fatalf("verify: %+v", r)
+	}
+}
+
+// A Group keeps tools.org open with the chain state after its own last
+// append. Whatever changed the file between two of its appends is noticed
+// under the lock: another appender, another appender's entry cut again to
+// the very size the Group left, gc's rewrite in place, the file renamed
+// over with the old one kept as a backup (an editor's save), the file
+// removed. The next append goes to the file at the path, after the chain
+// that file holds, and verify says what it says with a log opened per
+// append: with the state kept where change times are fine, and with the
+// head read each time where they are not.
+func TestGroupKeptLogChanged(t *testing.T) {
+	for _, coarse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("coarse=%v", coarse), func(t *testing.T) { testGroupKeptLogChanged(t, coarse) })
+	}
+}
+
+func testGroupKeptLogChanged(t *testing.T, coarse bool) {
+	for _, tc := range []struct {
+		name string
+		// change runs between the Group's appends of C01 and C02.
+		change func(t *testing.T, path string)
+		// ok is whether verify holds afterwards; entries how many
+		// chained entries the file at path has.
+		ok      bool
+		entries int
+	}{
+		{"another appender", func(t *testing.T, path string) {
+			appendOne(t, &Log{Path: path, NoSync: true}, 50)
+		}, true, 3},
+		{"another appender's entry cut", func(t *testing.T, path string) {
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendOne(t, &Log{Path: path, NoSync: true}, 50)
+			// Back to the size the Group's append left: only the head
+			// that entry wrote knows it was there.
+			if err := os.Truncate(path, st.Size()); err != nil {
+				t.Fatal(err)
+			}
+		}, false, 2},
+		{"gc rewrite in place", func(t *testing.T, path string) {
+			appendOne(t, &Log{Path: path, NoSync: true}, 50)
+			appendOne(t, &Log{Path: path, NoSync: true}, 51)
+			pruneFirst(t, path)
+		}, true, 3},
+		{"renamed over, the old file a backup", func(t *testing.T, path string) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path, path+"~"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, true, 2},
+		{"removed", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tools.org")
+			log := &Log{Path: path, NoSync: true, Group: &Group{KeepOpen: 4, coarseTimes: coarse}}
+			appendOne(t, log, 1)
+			tc.change(t, path)
+			appendOne(t, log, 2)
+			es, err := ReadFile(path, Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) == 0 || es[len(es)-1].CallID != "C02" {
+				t.Fatalf("the Group's append is not at the end of %s: %d entries", path, len(es))
+			}
+			r, err := Verify(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.OK != tc.ok || r.Entries != tc.entries || (tc.ok && r.Unrecorded != 0) {
+				t.Fatalf("verify %+v, want ok %v with %d entries, all recorded", r, tc.ok, tc.entries)
+			}
+			if backup, err := os.ReadFile(path + "~"); err == nil && bytes.Contains(backup, []byte("C02")) {
+				t.Fatal("the Group's append went to the file renamed away")
+			}
+		})
+	}
+}
+
+func appendOne(t *testing.T, log *Log, i int) {
+	t.Helper()
+	if err := log.Append(t.Context(), chainEntry(i)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKernelAtLeast(t *testing.T) {
+	for release, want := range map[string]bool{
+		"6.13.0": true, "6.13": true, "6.18.44-fc-v657": true, "7.0.1": true, "6.14-rc1": true,
+		"6.12.9": false, "5.15.0-91-generic": false, "6.1.0-28-amd64": false,
+		"": false, "6": false, "x.13": false, "6.x": false,
+	} {
+		if got := kernelAtLeast(release, 6, 13); got != want {
+			t.Errorf("kernelAtLeast(%q, 6, 13) = %v, want %v", release, got, want)
+		}
+	}
+}
+
+// pruneFirst drops the first entry of the tools.org at path as gc does: in
+// place, and the chain head rebased.
+func pruneFirst(t *testing.T, path string) {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -237,19 +367,5 @@ func TestAppendAfterPruneOfTornLine(t *testing.T) {
 	}
 	if err := p.Rebase(path); err != nil {
 		t.Fatal(err)
-	}
-	log := &Log{Path: path, NoSync: true}
-	if err := log.Append(t.Context(), chainEntry(5)); err != nil {
-		t.Fatal(err)
-	}
-	es, err := ReadFile(path, Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := es[len(es)-1].CallID; got != "C05" {
-		t.Fatalf("last entry %q, want C05: its headline did not start a line", got)
-	}
-	if r, _ := Verify(path); !r.OK {
-		t.Fatalf("verify: %+v", r)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"slices"
 	"syscall"
@@ -115,26 +116,48 @@ func appendChained(ctx context.Context, path string, head *headFile, texts [][]b
 		if err != nil {
 			return nil, nil, err
 		}
-		var buf []byte
-		if !exact {
-			if buf, err = lineStart(fd, path, size); err != nil {
-				return nil, nil, err
-			}
-		}
-		n := len(buf)
-		for _, t := range texts {
-			n += len(t) + sealSpace
-		}
-		buf = slices.Grow(buf, n-len(buf))
-		sum := sha256.New()
-		for _, t := range texts {
-			buf = h.seal(buf, t, sum)
-		}
-		return buf, func(end int64) error {
-			h.Size = end
-			return head.write(h)
-		}, nil
+		return sealAll(fd, path, head, h, exact, size, texts, nil, nil, nil)
 	})
+}
+
+// sealAll is the text that appends texts to the tools.org at path, fd of
+// size bytes, after the chain state h (exact: h records that size, see
+// loadHead), and what writes the new head once the text is written. Each
+// entry is sealed after the one before. buf and sum, when not nil, are a
+// buffer and a SHA-256 to reuse; after, when not nil, is told the state
+// written.
+func sealAll(fd int, path string, head *headFile, h chainHead, exact bool, size int64, texts [][]byte,
+	buf []byte, sum hash.Hash, after func(chainHead)) ([]byte, func(int64) error, error) {
+	buf = buf[:0]
+	if !exact {
+		var err error
+		nl, err := lineStart(fd, path, size)
+		if err != nil {
+			return nil, nil, err
+		}
+		buf = append(buf, nl...)
+	}
+	n := len(buf)
+	for _, t := range texts {
+		n += len(t) + sealSpace
+	}
+	buf = slices.Grow(buf, n-len(buf))
+	if sum == nil {
+		sum = sha256.New()
+	}
+	for _, t := range texts {
+		buf = h.seal(buf, t, sum)
+	}
+	return buf, func(end int64) error {
+		h.Size = end
+		if err := head.write(h); err != nil {
+			return err
+		}
+		if after != nil {
+			after(h)
+		}
+		return nil
+	}, nil
 }
 
 // buildFunc makes the text of an append under the file's lock, for fd
@@ -192,7 +215,14 @@ func appendFD(fd int, path string, sync bool, build buildFunc) error {
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
 	}
-	text, done, err := build(fd, st.Size)
+	return writeBuilt(fd, path, sync, st.Size, build)
+}
+
+// writeBuilt writes what build makes for fd, open and locked on path of
+// size bytes, in a single write(2), syncs it when asked, and runs the
+// build's done.
+func writeBuilt(fd int, path string, sync bool, size int64, build buildFunc) error {
+	text, done, err := build(fd, size)
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
@@ -211,7 +241,7 @@ func appendFD(fd int, path string, sync bool, build buildFunc) error {
 		}
 	}
 	if done != nil {
-		if err := done(st.Size + int64(n)); err != nil {
+		if err := done(size + int64(n)); err != nil {
 			return fmt.Errorf("append to %s: %w", path, err)
 		}
 	}

@@ -111,9 +111,9 @@ type Options struct {
 	// (config.NewManagedLoader); nil is none. With a Watcher, the loader
 	// is given its Version unless it has one.
 	Managed *config.ManagedLoader
-	// KeepAuditOpen is how many branches' chain heads stay open between
-	// audit appends (audit.Group.KeepOpen); a long-running process (serve)
-	// sets it.
+	// KeepAuditOpen is how many branches' tools.org files stay open, each
+	// with its chain head, between audit appends (audit.Group.KeepOpen); a
+	// long-running process (serve) sets it.
 	KeepAuditOpen int
 }
 

@@ -29,8 +29,9 @@ import (
 	"github.com/scopegate/scopegate/server"
 )
 
-// keepAuditOpen is how many branches' chain heads serve keeps open (a
-// descriptor each): more than the branches in use at once.
+// keepAuditOpen is how many branches' tools.org files serve keeps open
+// with their chain heads (two descriptors each): more than the branches in
+// use at once.
 const keepAuditOpen = 256
 
 // serveMain is `scopegate serve`: Open takes the sessions root's serve
@@ -174,7 +175,8 @@ func (m *serveMain) Open(ctx context.Context) error {
 		m.log.Warn("directories are not watched: the private view's walk stats each directory per call", "err", err)
 	}
 	gopts.Dirs = m.dirs
-	// The chain heads of the branches in use stay open between appends.
+	// The tools.org files of the branches in use and their chain heads stay
+	// open between appends.
 	gopts.KeepAuditOpen = keepAuditOpen
 	gw := gateway.New(gopts)
 	hooks, err := m.a.hookOptions(agents.ClaudeCode, cfg.Hooks)
