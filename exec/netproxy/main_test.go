@@ -89,21 +89,36 @@ func startProxy(t testing.TB, pol Policy, res Resolver) (*Proxy, proxyAddrs) {
 	a.http, a.socks = hl.Addr().String(), sl.Addr().String()
 	p.ServeHTTP(ctx, hl)
 	p.ServeSOCKS(ctx, sl)
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc, dl := listenDNS(t)
 	a.dns = pc.LocalAddr().String()
-	dl, err := net.Listen("tcp", a.dns)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p.ServeDNS(ctx, pc)
 	p.ServeDNSTCP(ctx, dl)
 	return p, a
 }
 
 type proxyAddrs struct{ http, socks, dns string }
+
+// listenDNS listens on one loopback port for UDP and TCP, as a resolver
+// does. The UDP port is the kernel's choice; a TCP socket of another
+// test may hold the same number, so a port taken for TCP is given back
+// and another tried.
+func listenDNS(t testing.TB) (net.PacketConn, net.Listener) {
+	t.Helper()
+	var err error
+	for range 50 {
+		var pc net.PacketConn
+		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		var dl net.Listener
+		if dl, err = net.Listen("tcp", pc.LocalAddr().String()); err == nil {
+			return pc, dl
+		}
+		pc.Close()
+	}
+	t.Fatalf("listen on one port for UDP and TCP: %v", err)
+	return nil, nil
+}
 
 // tool finds a program the test needs: missing, it fails the test under
 // CI=true and skips it otherwise.
