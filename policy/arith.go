@@ -187,6 +187,7 @@ func assignedIdent(n *syntax.BinaryArithm) string {
 // assignment may not run (cond), the variable holds a number only if its
 // old value was a safe one.
 func (c *checker) arithAssigned(name string, st *shellState, cond bool) {
+	c.addAll(c.s.envAssign(name, nil, st.cwd, c.env)) // ((PATH=1)) sets PATH like PATH=1
 	old, known := c.varValue(name, st)
 	if !cond || st.numeric[name] || known && safeArith(old) {
 		st.setNumeric(name)

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -20,7 +21,7 @@ const shellName = "sh"
 // builtins handled here (they are then checked as programs).
 func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 	switch name {
-	case "true", "false", ":", "echo", "pwd", "shift", "exit", "return",
+	case "true", "false", ":", "echo", "pwd", "exit", "return",
 		"break", "continue", "type", "umask", "ulimit",
 		"times", "jobs", "fg", "bg", "disown", "dirs", "caller",
 		"help", "logout", "suspend":
@@ -32,6 +33,8 @@ func (c *checker) builtin(name string, args []arg, st *shellState) bool {
 		c.shopt(args, st)
 	case "set":
 		c.set(args, st)
+	case "shift":
+		shift(args, st)
 	case "read", "printf", "mapfile", "readarray", "getopts", "wait":
 		c.assigningBuiltin(name, args, st)
 	case "cd", "pushd":
@@ -99,6 +102,11 @@ func (c *checker) unset(args []arg, st *shellState) {
 		case a.s == "-v" || strings.HasPrefix(a.s, "-"):
 		default:
 			delete(st.funcs, a.s) // unset NAME removes a function when no variable has the name
+			if !fn && a.s == "PATH" {
+				// Without PATH, bash looks programs up in the working
+				// directory.
+				c.addAll(c.s.envAssign(a.s, ptr(""), st.cwd, c.env))
+			}
 			if !fn {
 				st.setVar(a.s, ptr("")) // an unset variable expands to nothing
 				delete(st.unbounded, a.s)
@@ -160,6 +168,24 @@ func (c *checker) set(args []arg, st *shellState) {
 			return
 		}
 	}
+}
+
+// shift drops positional parameters: shift [N] drops N (1 without one);
+// a count known only at run time leaves them unknown.
+func shift(args []arg, st *shellState) {
+	n := 1
+	if len(args) > 1 {
+		v, err := strconv.Atoi(args[1].s)
+		if !args[1].known || err != nil || v < 0 {
+			st.posKnown = false
+			return
+		}
+		n = v
+	}
+	if n > len(st.pos) {
+		return // bash leaves them as they are when N is too large
+	}
+	st.pos = st.pos[n:]
 }
 
 // assigningBuiltin checks read, printf -v, mapfile and getopts: the names
@@ -406,7 +432,6 @@ func changedVars(before, after *shellState) []string {
 // assignedNames returns the variable names a builtin assigns.
 func assignedNames(builtin string, args []arg) []arg {
 	var names []arg
-	valued := map[string]bool{"read": true, "mapfile": true, "readarray": true}
 	if builtin == "wait" {
 		// wait -p NAME assigns the id of the job that ended; the other
 		// operands are jobs.
@@ -418,36 +443,51 @@ func assignedNames(builtin string, args []arg) []arg {
 		}
 		return names
 	}
+	// The options that take a value, per builtin: the value is the rest of
+	// the word or the next word (read -aNAME, read -a NAME, read -rsa NAME).
+	valued := map[string]string{"read": "adinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc", "printf": "v"}[builtin]
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a.known && builtin == "printf" && strings.HasPrefix(a.s, "-v") && len(a.s) > 2 {
-			names = append(names, arg{s: a.s[2:], known: true}) // -vNAME
-			continue
-		}
-		if a.known && strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
-			flag := a.s[len(a.s)-1:]
-			takesValue := strings.ContainsAny(flag, "adDnNptiuOsCcv") && valued[builtin] || (builtin == "printf" && flag == "v")
-			if takesValue && i+1 < len(args) {
-				i++
-				if flag == "a" || flag == "v" {
-					names = append(names, args[i])
-				}
-			}
-			continue
-		}
-		switch builtin {
-		case "read":
-			names = append(names, a)
-		case "mapfile", "readarray":
-			names = append(names, a)
-		case "getopts":
-			if i == 1 {
-				names = append(names, a)
-			}
-		}
-		if builtin == "printf" {
+		if a.known && a.s == "--" {
+			names = append(names, operandNames(builtin, args[i+1:])...)
 			break
 		}
+		if a.known && strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
+			for j := 1; j < len(a.s); j++ {
+				if !strings.ContainsRune(valued, rune(a.s[j])) {
+					continue
+				}
+				var v arg
+				if j+1 < len(a.s) {
+					v = arg{s: a.s[j+1:], known: true}
+				} else if i+1 < len(args) {
+					i++
+					v = args[i]
+				}
+				if a.s[j] == 'a' || a.s[j] == 'v' {
+					names = append(names, v) // read -a NAME, printf -v NAME
+				}
+				break
+			}
+			continue
+		}
+		names = append(names, operandNames(builtin, args[i:])...)
+		break
 	}
 	return names
+}
+
+// operandNames returns the names among a builtin's operands: every one of
+// read and mapfile, the second of getopts, none of printf (its format and
+// arguments).
+func operandNames(builtin string, args []arg) []arg {
+	switch builtin {
+	case "read", "mapfile", "readarray":
+		return args
+	case "getopts":
+		if len(args) > 1 {
+			return args[1:2]
+		}
+	}
+	return nil
 }

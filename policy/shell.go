@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -334,6 +335,9 @@ func (st *shellState) conditional(f func()) {
 // from before (a clone made then) or from after the region: unknown, a
 // number only if both are, unbounded or data if either is.
 func (st *shellState) mergeMaybe(before *shellState) {
+	if st.posKnown != before.posKnown || !slices.Equal(st.pos, before.pos) {
+		st.posKnown = false // set -- or shift may not have run
+	}
 	for name, v := range st.vars {
 		old, had := before.vars[name]
 		if had && sameValue(old, v) &&
@@ -603,6 +607,7 @@ func (c *checker) forClause(cmd *syntax.ForClause, st *shellState) {
 		name := loop.Name.Value
 		if !loop.InPos.IsValid() {
 			// for x; do …: the positional parameters.
+			c.addAll(c.s.envAssign(name, nil, st.cwd, c.env))
 			st.setVar(name, nil)
 			st.setUnbounded(name, true)
 			break
@@ -612,6 +617,8 @@ func (c *checker) forClause(cmd *syntax.ForClause, st *shellState) {
 		for _, a := range args {
 			known = known && a.known
 			unbounded = unbounded || a.unbounded
+			// The loop (and select) assigns each item to its variable.
+			c.addAll(c.s.envAssign(name, keepIf(a.known, &a.s), st.cwd, c.env))
 		}
 		if known && len(args) > 0 && len(args) <= maxLoopItems {
 			// The body is checked with each item in turn; the walk

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -477,6 +478,14 @@ func (e staticEnv) Get(name string) expand.Variable {
 	}
 	if list, ok := e.st.arrays[name]; ok {
 		return expand.Variable{Set: true, Kind: expand.Indexed, List: list}
+	}
+	if name == "@" || name == "*" {
+		// $*, ${@}, "$*": expand reads the positional parameters as a
+		// list, one element per parameter.
+		if !e.st.posKnown {
+			return expand.Variable{}
+		}
+		return expand.Variable{Set: true, Kind: expand.Indexed, List: slices.Clone(e.st.pos)}
 	}
 	v, ok := e.c.varValue(name, e.st)
 	if !ok {
