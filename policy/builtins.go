@@ -220,8 +220,10 @@ func (c *checker) assigningBuiltin(name string, args []arg, st *shellState) {
 		c.addAll(c.s.envAssign(n.s, nil, st.cwd, c.env))
 		st.setVar(n.s, nil)
 		// A line read from a pipe is a checked command's output; read
-		// from anywhere else, or made by printf or getopts, it is data.
-		st.setUnbounded(n.s, !(st.pipedIn && (name == "read" || name == "mapfile" || name == "readarray")))
+		// from anywhere else, or made by printf or getopts, it is data,
+		// and so is the known text echo, printf or cat put in the pipe.
+		fromCommand := st.pipedIn && st.pipedText == nil
+		st.setUnbounded(n.s, !(fromCommand && (name == "read" || name == "mapfile" || name == "readarray")))
 	}
 }
 

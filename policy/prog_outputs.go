@@ -136,17 +136,23 @@ func (c *checker) knownOutput(fields []string, call *syntax.CallExpr, cfg *expan
 	switch fields[0] {
 	case "echo":
 		args := fields[1:]
-		newline := true
-		for len(args) > 0 && (args[0] == "-n" || args[0] == "-e" || args[0] == "-E" || args[0] == "-ne" || args[0] == "-en") {
+		newline, escapes := true, false
+		for len(args) > 0 && echoOptions(args[0]) {
 			if strings.Contains(args[0], "n") {
 				newline = false
 			}
-			if strings.Contains(args[0], "e") && args[0] != "-n" && strings.Contains(strings.Join(args[1:], " "), "\\") {
-				return "", false // escapes: not followed here
+			if strings.ContainsAny(args[0], "eE") {
+				escapes = strings.LastIndexByte(args[0], 'e') > strings.LastIndexByte(args[0], 'E')
 			}
 			args = args[1:]
 		}
 		out = strings.Join(args, " ")
+		if escapes {
+			var stop bool
+			if out, stop = echoEscapes(out); stop {
+				newline = false // \c: no further output
+			}
+		}
 		if newline {
 			out += "\n"
 		}
@@ -198,4 +204,63 @@ func (c *checker) knownOutput(fields []string, call *syntax.CallExpr, cfg *expan
 	}
 	// Command substitution drops trailing newlines.
 	return strings.TrimRight(out, "\n"), true
+}
+
+// echoOptions reports whether a word is options of bash's echo: a dash
+// and letters among n, e and E only (echo -x prints "-x").
+func echoOptions(w string) bool {
+	return len(w) > 1 && w[0] == '-' && strings.Trim(w[1:], "neE") == ""
+}
+
+// echoEscapes expands the escapes bash's echo -e understands: \a \b \e \E
+// \f \n \r \t \v \\, \0NNN (octal), \xHH, \uHHHH and \UHHHHHHHH; \c ends
+// the output (stop); a backslash before anything else stays.
+func echoEscapes(s string) (out string, stop bool) {
+	var b strings.Builder
+	digits := func(i, max, base int) (int, int) {
+		n, j := 0, i
+		for ; j < len(s) && j-i < max; j++ {
+			d := strings.IndexByte("0123456789abcdef", s[j]|0x20) // |0x20: lower case
+			if d < 0 || d >= base || s[j] < '0' {
+				break
+			}
+			n = n*base + d
+		}
+		return n, j
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch c := s[i]; c {
+		case 'a', 'b', 'e', 'E', 'f', 'n', 'r', 't', 'v', '\\':
+			b.WriteByte(map[byte]byte{'a': '\a', 'b': '\b', 'e': 0x1b, 'E': 0x1b, 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v', '\\': '\\'}[c])
+		case 'c':
+			return b.String(), true
+		case '0':
+			n, j := digits(i+1, 3, 8)
+			b.WriteByte(byte(n))
+			i = j - 1
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+			n, j := digits(i+1, max, 16)
+			if j == i+1 {
+				b.WriteByte('\\') // no digits: the text stays
+				b.WriteByte(c)
+				continue
+			}
+			if c == 'x' {
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteRune(rune(n))
+			}
+			i = j - 1
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), false
 }
