@@ -276,6 +276,7 @@ func parseArgs(prog string, sp *spec, argv []arg) *parsed {
 // synonyms), operands, subcommands and a wrapped command.
 func (p *parsed) parse(sp *spec, argv []arg, base int) {
 	endOpts := false
+	named := false // the subcommand of a spec with no row for it is named
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]
 		operand := !a.known || a.procSubst || endOpts || a.s == "-" || len(a.s) < 2 || !strings.HasPrefix(a.s, "-")
@@ -284,11 +285,14 @@ func (p *parsed) parse(sp *spec, argv []arg, base int) {
 				p.unknownOpts = true
 			}
 			p.addPos(a, base+i)
-			if sp != nil && !endOpts && sp.stopsAtOperand() {
+			if sp != nil && !endOpts && !named && sp.stopsAtOperand() {
 				if p.afterOperand(sp, argv, i, base) {
 					return
 				}
 				endOpts = sp.posixStop
+				// git submodule add URL PATH: the operands after the
+				// subcommand's name are operands, not more names.
+				named = sp.subs != nil || sp.defSub != nil || sp.subDanger != nil
 			}
 			continue
 		}

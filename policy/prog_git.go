@@ -740,7 +740,7 @@ func gitSpec() *spec {
 		"pull":      sub(),
 		"ls-remote": sub(exe("-u", "runs a program as the remote upload-pack")),
 		"push":      sub(fl("-f --force --force-with-lease --force-if-includes --mirror"), fl("-d --delete"), fl("-u --set-upstream")),
-		"archive":   sub(wr("-o"), rd("--add-file")),
+		"archive":   sub(wr("-o"), rd("--add-file"), rd("--remote")),
 		"blame":     sub(rd("--contents"), rd("--ignore-revs-file")),
 		"rebase":    sub(exe("-x", "runs a command after every commit")),
 		"grep": {operands: opPatternFirst, opts: append(append([]option{}, common...), exe("-O --open-files-in-pager", "runs a pager program on the matches"),
