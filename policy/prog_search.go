@@ -28,7 +28,7 @@ func registerSearch(add adder) {
 		val("-j --threads"), val("-M --max-columns"), val("-E --encoding"), val("--colors"), val("--color"), val("--sort"), val("--sortr"),
 		val("--engine"), rd("--ignore-file"), val("--path-separator"), val("-d --max-depth"), val("--max-filesize"), val("--dfa-size-limit"),
 		val("--regex-size-limit"), val("--context-separator"), val("--field-match-separator"), val("--field-context-separator"),
-		val("--hyperlink-format"), fl("--glob-case-insensitive"), fl("-V --version"), fl("-h --help"), fl("--pcre2-version"), opt("--files", flagOpt, effPattern, ""), fl("--type-list"), fl("--hidden -."), fl("--no-ignore"), fl("--no-ignore-vcs"), fl("--no-ignore-parent"), fl("--no-ignore-dot"), fl("--no-ignore-files"),
+		val("--hyperlink-format"), fl("--glob-case-insensitive"), fl("-V --version"), fl("-h --help"), fl("--pcre2-version"), fl("-P --pcre2"), opt("--files", flagOpt, effPattern, ""), fl("--type-list"), fl("--hidden -."), fl("--no-ignore"), fl("--no-ignore-vcs"), fl("--no-ignore-parent"), fl("--no-ignore-dot"), fl("--no-ignore-files"),
 		fl("--no-ignore-exclude"), fl("--no-require-git"),
 		fl("-L --follow"), fl("--no-follow"),
 		fl("-u"), fl("-uu"), fl("-uuu")), extra: rgExtra}, "rg")
