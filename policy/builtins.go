@@ -296,6 +296,7 @@ func (c *checker) declareWords(name string, args []arg, st *shellState) {
 				Message: name + " with an argument known only at run time cannot be checked"})
 			continue
 		}
+		c.caseAttribute(name, a.s)
 		if n, v, ok := strings.Cut(a.s, "="); ok {
 			c.addAll(c.s.envAssign(n, &v, st.cwd, c.env))
 		}

@@ -171,8 +171,16 @@ func (c *checker) knownOutput(fields []string, call *syntax.CallExpr, cfg *expan
 		}
 		return c.pureFile(call.Args[1], st)
 	case "pwd":
-		// $(pwd) is the working directory (logical, as the shell tracks it).
-		if len(fields) > 1 || st.cwd == "" || st.maybeFuncs["pwd"] {
+		// $(pwd) is the working directory (logical, as the shell tracks
+		// it); pwd -P resolves its links.
+		if len(fields) > 2 || st.cwd == "" || st.maybeFuncs["pwd"] {
+			return "", false
+		}
+		if len(fields) == 2 && fields[1] == "-P" {
+			real, err := canonicalize(st.cwd, c.env.fs())
+			return real, err == nil
+		}
+		if len(fields) == 2 && fields[1] != "-L" {
 			return "", false
 		}
 		return st.cwd, true

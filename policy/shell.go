@@ -791,8 +791,18 @@ func literalParts(parts []syntax.WordPart) bool {
 // they set and the attributes they give (-n namerefs).
 func (c *checker) declClause(d *syntax.DeclClause, st *shellState) {
 	// declare/typeset/export/local/readonly/nameref: assignments that may
-	// set dangerous variables.
+	// set dangerous variables. With -p they print the names they are
+	// given (declare -p PATH), and assign none.
+	printOnly := false
 	for _, a := range d.Args {
+		if v, ok := c.literal(a.Value, st); ok && a.Naked && a.Value != nil && strings.HasPrefix(v, "-") && strings.Contains(v, "p") {
+			printOnly = true
+		}
+	}
+	for _, a := range d.Args {
+		if printOnly && a.Naked && a.Name != nil {
+			continue
+		}
 		if a.Naked && a.Value != nil {
 			if v, ok := c.literal(a.Value, st); ok && strings.HasPrefix(v, "-") && strings.Contains(v, "n") {
 				c.add(Violation{Reason: ReasonDynamicCommand, Resource: d.Variant.Value + " " + v,
@@ -802,8 +812,21 @@ func (c *checker) declClause(d *syntax.DeclClause, st *shellState) {
 				c.add(Violation{Reason: ReasonDynamicCommand, Resource: d.Variant.Value + " " + v,
 					Message: "the integer attribute makes bash evaluate every value assigned as arithmetic, which can run commands; use $((…))"})
 			}
+			if v, ok := c.literal(a.Value, st); ok {
+				c.caseAttribute(d.Variant.Value, v)
+			}
 		}
 		c.assign(a, st, true)
+	}
+}
+
+// caseAttribute refuses declare -l, -u and -c: bash changes the case of
+// every value the variable is given afterwards (declare -l x=.ENV makes
+// x .env), which the checker does not follow.
+func (c *checker) caseAttribute(name, opt string) {
+	if strings.HasPrefix(opt, "-") && strings.ContainsAny(opt, "luc") {
+		c.add(Violation{Reason: ReasonDynamicCommand, Resource: name + " " + opt,
+			Message: "the case attributes (-l, -u, -c) change every value assigned afterwards; assign the value in the case it is used"})
 	}
 }
 
