@@ -202,6 +202,20 @@ func (s *Scope) envValue(name string, val *string, cwd string, env Env) []Violat
 		if val == nil || strings.Contains(*val, "lesskey") || strings.Contains(*val, "-k") || strings.Contains(*val, "LOG") || strings.Contains(*val, "-o") {
 			return deny("injects less options that load key definitions or write files")
 		}
+		if strings.Contains(*val, "+") {
+			return deny("gives less a command to run when it starts (+!cmd runs a shell command)")
+		}
+	case name == "PYTHONWARNINGS":
+		// Comma-separated -W filters: Python imports each category's
+		// module, as for python3 -W.
+		if val == nil {
+			return deny("names warning categories known only at run time, whose modules Python imports")
+		}
+		for _, f := range strings.Split(*val, ",") {
+			if m := pythonWarningImport(f); m != "" {
+				return deny("makes Python import " + m + ", which " + pythonImportDanger[m])
+			}
+		}
 	case writeDirVars[name]:
 		if val == nil {
 			return deny("names a directory known only at run time that programs write to")

@@ -31,20 +31,28 @@ func registerInterpreters(add adder) {
 		"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish")
 }
 
+// pythonWarningImport returns the dangerous module (pythonImportDanger) a
+// warning filter action:message:category:module:lineno imports for its
+// category, or "".
+func pythonWarningImport(filter string) string {
+	parts := strings.Split(filter, ":")
+	if len(parts) < 3 || !strings.Contains(parts[2], ".") {
+		return ""
+	}
+	mod := strings.TrimSpace(parts[2][:strings.LastIndexByte(parts[2], '.')])
+	return pythonImportedModule(arg{s: mod, known: true})
+}
+
 // interpExtra: an interpreter runs a script file (read) or, with no script
 // and no inline code option, code from standard input.
 func interpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	for _, v := range p.values("-W") {
 		// -W action:message:category:module:lineno imports the category's
 		// module.
-		parts := strings.Split(v.s, ":")
 		if !v.known {
 			c.danger(p, allowed, "-W", "-W", "is known only at run time (its warning category is imported)")
-		} else if len(parts) >= 3 && strings.Contains(parts[2], ".") {
-			mod := parts[2][:strings.LastIndexByte(parts[2], '.')]
-			if m := pythonImportedModule(arg{s: mod, known: true}); m != "" {
-				c.danger(p, allowed, "-W", "-W "+v.s, "imports "+m+", which "+pythonImportDanger[m])
-			}
+		} else if m := pythonWarningImport(v.s); m != "" {
+			c.danger(p, allowed, "-W", "-W "+v.s, "imports "+m+", which "+pythonImportDanger[m])
 		}
 	}
 	if p.prog == "perl" {
