@@ -391,6 +391,8 @@ func (c *checker) optionFile(p *parsed, o occurrence, access Access, cwd string)
 	switch {
 	case o.has && !o.value.known && o.value.unbounded:
 		c.unknownOperand(p.prog + " " + o.id)
+	case o.has && !o.value.known:
+		c.addAll(c.s.deniedTail(o.value.suffix, p.prog+" "+o.id))
 	case o.has && o.value.known && isStdinPath(o.value.s) && strings.Contains(o.id, "files0-from"):
 		c.danger(p, nil, o.id, o.text, "reads the names of the files to read from standard input, which cannot be checked")
 	case o.has && o.value.known && o.value.s != "-":
@@ -446,8 +448,12 @@ func (c *checker) checkOperands(p *parsed, mode operandMode, cwd string) {
 			continue
 		}
 		if !a.known {
-			if a.unbounded && !a.dash && operandChecked(mode, i, len(pos)) {
+			switch {
+			case !operandChecked(mode, i, len(pos)) || a.dash:
+			case a.unbounded:
 				c.unknownOperand(p.prog + " operand")
+			default:
+				c.addAll(c.s.deniedTail(a.suffix, p.prog+" operand"))
 			}
 			continue
 		}
@@ -720,7 +726,11 @@ func (c *checker) wrapped(p *parsed, sp *spec, cwd string, st *shellState) {
 		marked := make([]arg, 0, len(rest)+1)
 		for i, a := range rest {
 			if i > 0 && repl != "" && a.known && strings.Contains(a.s, repl) {
-				a = arg{}
+				// The input item replaces repl: what follows its last
+				// occurrence stays (cat %/.env); a ".." after it climbs
+				// out of wherever the item leads.
+				tail := a.s[strings.LastIndex(a.s, repl)+len(repl):]
+				a = arg{suffix: tail, unbounded: slices.Contains(strings.Split(tail, "/"), "..")}
 			}
 			marked = append(marked, a)
 		}

@@ -350,6 +350,35 @@ func gitRunFile(p string) string {
 	return ""
 }
 
+// deniedTail refuses a path known only at run time whose literal end
+// (suffix, from its first "/") is denied whatever comes before it:
+// "$(dirname x)/.env" is denied by **/.env wherever the substitution
+// leads. It is tried after two made-up directories of different depths.
+func (s *Scope) deniedTail(suffix, what string) []Violation {
+	i := strings.IndexByte(suffix, '/')
+	if i < 0 {
+		return nil
+	}
+	tail := suffix[i:]
+	for i := range s.deny {
+		g := &s.deny[i]
+		all := true
+		for _, dir := range []string{"/unknown-a", "/unknown-a/unknown-b"} {
+			p := filepath.Clean(dir + tail)
+			all = all && g.match(p, strings.ToLower(p))
+		}
+		if all {
+			reason := ReasonPathDenied
+			if g.managed {
+				reason = ReasonManaged
+			}
+			return []Violation{{Reason: reason, Resource: what, Rule: g.rule,
+				Message: fmt.Sprintf("%s ends in %s, which %s of this session's scope denies whatever the part known only at run time before it is", what, tail, g.rule)}}
+		}
+	}
+	return nil
+}
+
 // inAny reports whether p matches one of the (case-sensitive) globs.
 func inAny(gs []glob, p string) bool {
 	for i := range gs {

@@ -970,6 +970,8 @@ func (c *checker) redirect(r *syntax.Redirect, st *shellState) {
 		if args[0].unbounded {
 			c.add(Violation{Reason: ReasonRedirectNotInScope, Resource: clip(nodeText(r.Word)),
 				Message: "the redirection target " + clip(nodeText(r.Word)) + " is known only at run time (a variable or parameter expansion), so it cannot be checked against the scope; write the path literally"})
+		} else {
+			c.addAll(c.s.deniedTail(args[0].suffix, "the redirection target "+clip(nodeText(r.Word))))
 		}
 		return // a command's output: checked by the run-time open handler
 	}

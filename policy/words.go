@@ -44,6 +44,9 @@ type arg struct {
 	// lit is the literal text before the first part known only at run
 	// time (--format= in --format="$X").
 	lit string
+	// suffix is the literal text after the last part known only at run
+	// time (/.env in "$(dirname x)/.env").
+	suffix string
 }
 
 // knownArgs makes args of literal strings.
@@ -76,6 +79,7 @@ func (c *checker) words(ws []*syntax.Word, st *shellState) []arg {
 			a.prefix, a.number = c.numberWord(w.Parts, st)
 			a.data = c.dataWord(w.Parts, st)
 			a.lit = literalPrefix(w.Parts)
+			a.suffix = literalSuffix(w.Parts)
 			out = append(out, a)
 			continue
 		}
@@ -292,6 +296,36 @@ func literalPrefix(parts []syntax.WordPart) string {
 		}
 	}
 	return b.String()
+}
+
+// literalSuffix is the literal text a word ends with, after its last
+// expansion; "" when that text holds glob or escape syntax.
+func literalSuffix(parts []syntax.WordPart) string {
+	var tail []string
+	for i := len(parts) - 1; i >= 0; i-- {
+		var v string
+		switch p := parts[i].(type) {
+		case *syntax.Lit:
+			v = p.Value
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return ""
+			}
+			v = p.Value
+		case *syntax.DblQuoted:
+			v = literalSuffix(p.Parts)
+			if !literalParts(p.Parts) {
+				return strings.Join(append([]string{v}, tail...), "")
+			}
+		default:
+			return strings.Join(tail, "")
+		}
+		if strings.ContainsAny(v, "*?[]{}~\\") {
+			return ""
+		}
+		tail = append([]string{v}, tail...)
+	}
+	return strings.Join(tail, "")
 }
 
 // isPositional reports whether a parameter name is a positional one ($1,
