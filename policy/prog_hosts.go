@@ -142,6 +142,16 @@ func (c *checker) hostArgs(p *parsed) {
 		}
 		c.embeddedURLs(ops, p.prog+" connects to")
 	case "go":
+		if sub == "tool" && len(ops) > 1 && ops[0].known && ops[0].s == "pprof" {
+			// go tool pprof URL fetches the profile from a server; a
+			// source with no scheme that is host:port[/path] is http.
+			c.embeddedURLs(ops[1:], "go tool pprof connects to")
+			for _, a := range ops[1:] {
+				if hostPart, _, _ := strings.Cut(a.s, "/"); a.known && !strings.Contains(a.s, "://") && strings.Contains(hostPart, ":") {
+					c.urlArg(a, "http", "go tool pprof connects to")
+				}
+			}
+		}
 		if sub == "env" {
 			for _, a := range append(p.values("-w"), ops...) {
 				if name, val, ok := strings.Cut(a.s, "="); a.known && ok {
