@@ -136,6 +136,19 @@ func (c *checker) static(parts []syntax.WordPart, st *shellState) bool {
 			if p.Repl != nil && ((p.Repl.Orig != nil && !c.static(p.Repl.Orig.Parts, st)) || (p.Repl.With != nil && !c.static(p.Repl.With.Parts, st))) {
 				return false
 			}
+			if p.Repl != nil && p.Repl.Orig != nil && extGlobText(p.Repl.Orig.Parts) ||
+				p.Exp != nil && p.Exp.Word != nil && extGlobText(p.Exp.Word.Parts) {
+				// ${x//+(a)/}, ${x#@(a|b)}: under shopt -s extglob bash
+				// matches extended patterns, which the expansion library
+				// takes literally.
+				return false
+			}
+			if p.Repl != nil && p.Repl.Orig != nil && strings.IndexAny(literalPrefix(p.Repl.Orig.Parts), "#%") == 0 {
+				// ${x/#pat/rep}, ${x/%pat/rep}: replacements anchored at
+				// the start or end, which the expansion library does not
+				// apply (it leaves the value as it is).
+				return false
+			}
 			if p.Slice != nil {
 				return false
 			}
@@ -296,6 +309,30 @@ func literalPrefix(parts []syntax.WordPart) string {
 		}
 	}
 	return b.String()
+}
+
+// extGlobText reports whether a pattern's literal text holds an extended
+// glob operator: ?( *( +( @( or !(.
+func extGlobText(parts []syntax.WordPart) bool {
+	for _, p := range parts {
+		var v string
+		switch p := p.(type) {
+		case *syntax.Lit:
+			v = p.Value
+		case *syntax.SglQuoted:
+			continue // quoted: literal text in bash too
+		case *syntax.DblQuoted:
+			continue
+		case *syntax.ExtGlob:
+			return true
+		}
+		for _, op := range []string{"?(", "*(", "+(", "@(", "!("} {
+			if strings.Contains(v, op) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // literalSuffix is the literal text a word ends with, after its last
