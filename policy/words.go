@@ -115,7 +115,11 @@ func (c *checker) literal(w *syntax.Word, st *shellState) (string, bool) {
 func (c *checker) static(parts []syntax.WordPart, st *shellState) bool {
 	for _, p := range parts {
 		switch p := p.(type) {
-		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.SglQuoted:
+			if ansiBraceEscape(p) {
+				return false
+			}
+		case *syntax.Lit:
 		case *syntax.DblQuoted:
 			if !c.static(p.Parts, st) {
 				return false
@@ -210,7 +214,11 @@ func (c *checker) unboundedWord(parts []syntax.WordPart, st *shellState) bool {
 			}
 		case *syntax.ExtGlob:
 			return true // any file an extended glob matches
-		case *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst, *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.SglQuoted:
+			if ansiBraceEscape(p) {
+				return true
+			}
+		case *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst, *syntax.Lit:
 		default:
 			return true
 		}
@@ -309,6 +317,13 @@ func literalPrefix(parts []syntax.WordPart) string {
 		}
 	}
 	return b.String()
+}
+
+// ansiBraceEscape reports whether an ANSI-C quoted string ($'…') holds
+// bash's \x{HH} escape, which the expansion library leaves as text:
+// $'\x{2e}env' is .env to bash.
+func ansiBraceEscape(q *syntax.SglQuoted) bool {
+	return q.Dollar && strings.Contains(q.Value, `\x{`)
 }
 
 // extGlobText reports whether a pattern's literal text holds an extended
