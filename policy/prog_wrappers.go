@@ -50,6 +50,68 @@ func watchExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	}
 }
 
+// parallelSeparators start parallel's input sources.
+var parallelSeparators = map[string]bool{":::": true, "::::": true, ":::+": true, "::::+": true}
+
+// parallelExtra: GNU parallel runs its command line through a shell once
+// per input, the input quoted in place of {} or after the command. The
+// command is checked as shell text with each literal input of ::: in
+// turn; without a command the inputs themselves are the commands, and an
+// input read at run time (::::, -a, standard input) is checked as an
+// unknown argument.
+func parallelExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if p.unknownOpts {
+		c.danger(p, allowed, "parallel", "$…", "has an option known only at run time")
+		return
+	}
+	for _, o := range p.occ {
+		if o.opt == nil {
+			c.danger(p, allowed, o.id, o.text, "is an option the checker does not know (it may run commands: --pipe, -S, --shebang…)")
+			return
+		}
+	}
+	var cmd []string
+	ops := p.operands()
+	i := 0
+	for ; i < len(ops) && !(ops[i].known && parallelSeparators[ops[i].s]); i++ {
+		if !ops[i].known {
+			c.add(Violation{Reason: ReasonDynamicCommand, Resource: "parallel",
+				Message: "parallel runs its words as a shell command, and one of them is known only at run time"})
+			return
+		}
+		cmd = append(cmd, ops[i].s)
+	}
+	if len(cmd) == 0 {
+		c.danger(p, allowed, "parallel", "without a command", "runs its inputs as shell commands")
+		return
+	}
+	inputs := []arg{{}} // -a, ::::, standard input: known only at run time
+	if !p.has("-a") && i < len(ops) {
+		inputs = nil
+		for _, a := range ops[i:] {
+			switch {
+			case a.known && (a.s == "::::" || a.s == "::::+"):
+				inputs = append(inputs, arg{})
+			case a.known && parallelSeparators[a.s]:
+			default:
+				inputs = append(inputs, a)
+			}
+		}
+	}
+	text := strings.Join(cmd, " ")
+	for _, in := range inputs {
+		word := "\"$PARALLEL_INPUT\""
+		if in.known {
+			word = quoteArg(in.s)
+		}
+		line := text + " " + word
+		if strings.Contains(text, "{") {
+			line = strings.NewReplacer("{}", word, "{.}", word, "{/}", word, "{//}", word, "{/.}", word).Replace(text)
+		}
+		c.program(line, &shellState{cwd: st.cwd, vars: map[string]*string{}, funcs: map[string]bool{}})
+	}
+}
+
 // scriptExtra: script without -c starts an interactive shell.
 func scriptExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	if !p.has("-c") {
@@ -129,6 +191,18 @@ func registerWrappers(add adder) {
 		val("-E --echo"), fl("-a --append"), fl("-e --return"), fl("-f --flush"), fl("-q --quiet"))}, "script")
 	add(&spec{wrapper: true, skip: 1, opts: opts(dflag("--userspec", "changes user"), val("--groups"))}, "chroot")
 	add(&spec{wrapper: true}, "busybox", "toybox")
+	// chrt [options] PRIORITY COMMAND; with -p it changes another process.
+	add(&spec{wrapper: true, skip: 1, opts: opts(fl("-a --all-tasks"), fl("-b --batch"), fl("-d --deadline"), fl("-e --ext"),
+		fl("-f --fifo"), fl("-i --idle"), fl("-o --other"), fl("-r --rr"), fl("-R --reset-on-fork"), fl("-v --verbose"),
+		val("-T --sched-runtime"), val("-P --sched-period"), val("-D --sched-deadline"), fl("-m --max"),
+		dflag("-p --pid", "changes the scheduling of another process"))}, "chrt")
+	add(&spec{operands: opNone, posixStop: true, extra: parallelExtra, opts: opts(val("-j --jobs -P --max-procs"),
+		val("-n --max-args"), val("-N"), val("-L --max-lines"), val("-s --max-chars"), val("-d --delimiter"), val("--colsep -C"),
+		val("-E"), val("--timeout"), val("--delay"), val("--retries"), val("--halt --halt-on-error"), val("--tagstring"),
+		val("--memfree"), val("--load"), val("--nice"), rd("-a --arg-file"), wr("--joblog"), wr("--results --res"),
+		wr("--tmpdir"), fl("-k --keep-order"), fl("-v"), fl("--tag"), fl("--bar"), fl("--progress"), fl("--eta"),
+		fl("-u --ungroup"), fl("--line-buffer --lb"), fl("--group"), fl("--dry-run"), fl("-q --quote"), fl("-X"), fl("-m"),
+		fl("-0 --null"), fl("--no-run-if-empty -r"), fl("--will-cite"), fl("--citation"))}, "parallel")
 	nsOpts := opts(oval("-m --mount"), oval("-u --uts"), oval("-i --ipc"), oval("-n --net"), oval("-p --pid"), oval("-U --user"),
 		oval("-C --cgroup"), oval("-T --time"), val("-S --setuid"), val("-G --setgid"))
 	add(&spec{wrapper: true, opts: opts(nsOpts, fl("-f --fork"), fl("-r --map-root-user"), fl("-c --map-current-user"), fl("--map-auto"),
