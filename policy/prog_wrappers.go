@@ -191,6 +191,20 @@ func registerWrappers(add adder) {
 		val("-E --echo"), fl("-a --append"), fl("-e --return"), fl("-f --flush"), fl("-q --quiet"))}, "script")
 	add(&spec{wrapper: true, skip: 1, opts: opts(dflag("--userspec", "changes user"), val("--groups"))}, "chroot")
 	add(&spec{wrapper: true}, "busybox", "toybox")
+	// Programs that run the rest of their arguments as a command, under a
+	// fake root, without fsync, in a virtual X server, through a proxy,
+	// on chosen NUMA nodes or in a session bus.
+	add(&spec{wrapper: true, opts: opts(val("-l --lib"), exe("--faked", "runs another faked daemon program"), val("-s"), val("-i"),
+		fl("-u --unknown-is-real"), val("-b"))}, "fakeroot")
+	add(&spec{wrapper: true}, "eatmydata")
+	add(&spec{wrapper: true, opts: opts(fl("-a --auto-servernum"), val("-n --server-num"), val("-s --server-args"), wr("-e --error-file"),
+		val("-f --auth-file"), val("-p --xauth-protocol"), fl("-w --wait"), fl("-l --listen-tcp"))}, "xvfb-run")
+	add(&spec{wrapper: true, opts: opts(val("-u --user"), val("-p --pass"), val("-a --address"), val("-P --port"), fl("-i --isolate"),
+		fl("-q --quiet"), fl("-d --debug"))}, "torsocks")
+	add(&spec{wrapper: true, opts: opts(rd("-f"), fl("-q"))}, "proxychains", "proxychains4")
+	add(&spec{wrapper: true, opts: opts(val("--config-file"), exe("--dbus-daemon", "runs another bus daemon program"))}, "dbus-run-session")
+	add(&spec{wrapper: true, opts: opts(val("-N --cpunodebind"), val("-m --membind"), val("-C --physcpubind"), val("-i --interleave"),
+		val("-p --preferred"), val("-P --preferred-many"), fl("-l --localalloc"), fl("-a --all"), fl("-b --balancing"))}, "numactl")
 	// chrt [options] PRIORITY COMMAND; with -p it changes another process.
 	add(&spec{wrapper: true, skip: 1, opts: opts(fl("-a --all-tasks"), fl("-b --batch"), fl("-d --deadline"), fl("-e --ext"),
 		fl("-f --fifo"), fl("-i --idle"), fl("-o --other"), fl("-r --rr"), fl("-R --reset-on-fork"), fl("-v --verbose"),

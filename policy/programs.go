@@ -252,7 +252,8 @@ func groupOf(name string) (int, bool) {
 	case "less", "more", "most", "vi", "vim", "nvim", "view", "vimdiff", "ex", "gvim", "emacs", "emacsclient", "man":
 		return groupEditors, true
 	case "env", "nice", "nohup", "chronic", "unbuffer", "setsid", "caffeinate", "timeout", "stdbuf", "time", "ionice", "xargs", "sudo", "doas", "strace", "ltrace", "flock", "watch", "chroot", "busybox", "toybox",
-		"taskset", "prlimit", "setpriv", "script", "unshare", "nsenter", "runuser", "su", "capsh", "chrt", "parallel":
+		"taskset", "prlimit", "setpriv", "script", "unshare", "nsenter", "runuser", "su", "capsh", "chrt", "parallel",
+		"fakeroot", "eatmydata", "xvfb-run", "torsocks", "proxychains", "proxychains4", "dbus-run-session", "numactl":
 		return groupWrappers, true
 	}
 	return 0, false
