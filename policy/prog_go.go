@@ -196,6 +196,7 @@ func unsafeToolFlag(v string) string {
 // goSpec is go's table row: build flags, shared by the build subcommands.
 func goSpec() *spec {
 	build := opts(
+		chdir("-C"), // go build -C dir: as go -C dir build
 		exe("-exec", "runs the built binary through another program"), exe("-toolexec", "runs every build tool through another program"),
 		wr("-o"), rd("-overlay"), rd("-modfile"), rd("-pgo"), val("-ldflags"), val("-gcflags"), val("-asmflags"), val("-gccgoflags"),
 		val("-tags"), val("-mod"), val("-p"), val("-count"), val("-run"), val("-bench"), val("-benchtime"), val("-timeout"),
