@@ -431,6 +431,9 @@ func gitPathsExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) 
 	if p.subPath[0] == "grep" && !p.has("-e") && !p.has("-f") && len(ops) > 0 {
 		ops = ops[1:] // the pattern
 	}
+	if p.subPath[0] == "cat-file" && (p.has("--batch") || p.has("--batch-check") || p.has("--batch-command")) {
+		ops = append(ops, gitBatchObjects(st)...)
+	}
 	var top string
 	topKnown := false
 	for _, a := range ops {
@@ -448,6 +451,29 @@ func gitPathsExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) 
 			c.operand(path, AccessRead, st.cwd, "git "+p.subPath[0]+" "+a.s)
 		}
 	}
+}
+
+// gitBatchObjects returns the object names git cat-file --batch reads
+// on standard input, when its text is known: a here-string, a
+// here-document, or echo or printf before the pipe (with
+// --batch-command, the name after contents or info).
+func gitBatchObjects(st *shellState) []arg {
+	text := st.stdinText
+	if text == nil && st.pipedIn {
+		text = st.pipedText
+	}
+	if text == nil {
+		return nil
+	}
+	var out []arg
+	for line := range strings.Lines(*text) {
+		line = strings.TrimRight(line, "\n")
+		if cmd, rest, ok := strings.Cut(line, " "); ok && (cmd == "contents" || cmd == "info") {
+			line = rest
+		}
+		out = append(out, arg{s: strings.TrimSpace(line), known: true})
+	}
+	return out
 }
 
 // gitEditorSafe reports whether the editor git would start runs nothing:

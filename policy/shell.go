@@ -132,6 +132,9 @@ type shellState struct {
 	// stdinFile is the file the statement being checked reads on standard
 	// input (< FILE), "" when none.
 	stdinFile string
+	// stdinText is the known text of the here-string or here-document the
+	// statement being checked reads on standard input (nil: none known).
+	stdinText *string
 	// editorSafe says that the simple command being checked has an editor
 	// that runs nothing (GIT_EDITOR=true as its prefix).
 	editorSafe bool
@@ -195,6 +198,7 @@ func (st *shellState) clone(k stateCopy) *shellState {
 		pipedIn:    st.pipedIn,
 		pipedText:  keepIf(!sub, st.pipedText),
 		stdinFile:  keepIf(!sub, st.stdinFile),
+		stdinText:  keepIf(!sub, st.stdinText),
 		editorSafe: !sub && st.editorSafe,
 	}
 }
@@ -477,6 +481,7 @@ func (c *checker) stmt(s *syntax.Stmt, st *shellState) {
 		defer func() { st.pipedIn = false }()
 	}
 	defer func(was string) { st.stdinFile = was }(st.stdinFile)
+	defer func(was *string) { st.stdinText = was }(st.stdinText)
 	for _, r := range s.Redirs {
 		c.redirect(r, st)
 	}
@@ -939,6 +944,24 @@ func (c *checker) redirect(r *syntax.Redirect, st *shellState) {
 		return
 	}
 	c.nested(r.Word, st)
+	if r.N == nil || r.N.Value == "0" {
+		switch r.Op {
+		case syntax.WordHdoc:
+			// <<< WORD: the word and a newline.
+			st.stdinText = nil
+			if v, ok := c.literal(r.Word, st); ok {
+				v += "\n"
+				st.stdinText = &v
+			}
+		case syntax.Hdoc, syntax.DashHdoc:
+			st.stdinText = nil
+			if v, ok := c.literal(r.Hdoc, st); ok && r.Hdoc != nil {
+				st.stdinText = &v
+			}
+		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn:
+			st.stdinText = nil
+		}
+	}
 	var access Access
 	switch r.Op {
 	case syntax.RdrIn:
