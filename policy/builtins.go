@@ -210,7 +210,11 @@ func (c *checker) assigningBuiltin(name string, args []arg, st *shellState) {
 				Message: name + " assigns a variable whose name is known only at run time"})
 			continue
 		}
-		if v, ok := c.printfValue(name, args); ok {
+		v, ok := c.printfValue(name, args)
+		if !ok {
+			v, ok = readValue(name, args, st)
+		}
+		if ok {
 			// printf -v NAME FORMAT ARGS… of known words: a known value.
 			c.addAll(c.s.envAssign(n.s, &v, st.cwd, c.env))
 			st.setVar(n.s, &v)
@@ -221,10 +225,39 @@ func (c *checker) assigningBuiltin(name string, args []arg, st *shellState) {
 		st.setVar(n.s, nil)
 		// A line read from a pipe is a checked command's output; read
 		// from anywhere else, or made by printf or getopts, it is data,
-		// and so is the known text echo, printf or cat put in the pipe.
+		// and so is the known text echo, printf or cat put in the pipe
+		// (but for one line read into one name: readValue).
 		fromCommand := st.pipedIn && st.pipedText == nil
 		st.setUnbounded(n.s, !(fromCommand && (name == "read" || name == "mapfile" || name == "readarray")))
 	}
+}
+
+// readValue is the value read NAME assigns from the known text echo,
+// printf or cat put in the pipe, when that text is one line, read splits
+// it with the default IFS into one name (only -r among the options) and
+// it holds no backslash: the line without the spaces and tabs around it.
+// Text of several lines gives a loop's body several values, and stays data.
+func readValue(name string, args []arg, st *shellState) (string, bool) {
+	if name != "read" || !st.pipedIn || st.pipedText == nil || st.customIFS {
+		return "", false
+	}
+	var names int
+	for _, a := range args[1:] {
+		switch {
+		case !a.known:
+			return "", false
+		case a.s == "-r" || a.s == "--":
+		case strings.HasPrefix(a.s, "-"):
+			return "", false
+		default:
+			names++
+		}
+	}
+	line, rest, _ := strings.Cut(*st.pipedText, "\n")
+	if names != 1 || rest != "" || strings.ContainsRune(line, '\\') {
+		return "", false
+	}
+	return strings.Trim(line, " \t"), true
 }
 
 // printfValue is the value printf -v NAME FORMAT ARGS… assigns, when the
