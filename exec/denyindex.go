@@ -89,6 +89,11 @@ type dirRecord struct {
 	// self: the directory cannot be listed (searchable, perhaps, but not
 	// readable): it is masked whole, since what it holds cannot be known.
 	self bool
+	// kids, in a process that does not watch directories, are the records
+	// its cache file held for subdirs, by the same index (nil where it
+	// held none): the walk tries them before the index's records by path.
+	// Like those, each holds only while its key is its directory's.
+	kids []*dirRecord
 	// watch, in a process that watches directories, is the directory's
 	// watch and parent its parent's, when the record was last found true,
 	// at epoch seen; nil when it is not watched. Not in cache files.
@@ -108,6 +113,10 @@ type denyIndex struct {
 
 	mu   sync.RWMutex
 	dirs map[string]*dirRecord
+	// files are, by tree, the root records of the cache files read, in a
+	// process that does not watch directories: their records are reached
+	// through their parents' kids, not by path.
+	files map[string]*dirRecord
 	// loaded are the trees whose cache file this process has read.
 	loaded map[string]bool
 	// trees are the last results of the trees walked with every directory
@@ -172,8 +181,8 @@ func (h *Host) index(deny []string) *denyIndex {
 	if h.indexes == nil {
 		h.indexes = map[string]*denyIndex{}
 	}
-	ix := &denyIndex{m: compileDeny(deny), id: id, watcher: h.Dirs, dirs: map[string]*dirRecord{}, loaded: map[string]bool{},
-		trees: map[treeKey]*treeCache{}, savedAt: map[string]time.Time{}}
+	ix := &denyIndex{m: compileDeny(deny), id: id, watcher: h.Dirs, dirs: map[string]*dirRecord{}, files: map[string]*dirRecord{},
+		loaded: map[string]bool{}, trees: map[treeKey]*treeCache{}, savedAt: map[string]time.Time{}}
 	h.indexes[id] = ix
 	return ix
 }
@@ -188,9 +197,20 @@ func (ix *denyIndex) put(dir string, rec *dirRecord) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if len(ix.dirs) >= maxIndexDirs {
-		ix.dirs, ix.loaded, ix.trees = map[string]*dirRecord{}, map[string]bool{}, map[treeKey]*treeCache{}
+		ix.dirs, ix.files, ix.loaded, ix.trees = map[string]*dirRecord{}, map[string]*dirRecord{}, map[string]bool{}, map[treeKey]*treeCache{}
 	}
 	ix.dirs[dir] = rec
+}
+
+// top returns the record of a tree's root: the one kept by its path, or
+// its cache file's (nil: none).
+func (ix *denyIndex) top(tree string) *dirRecord {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if rec := ix.dirs[tree]; rec != nil {
+		return rec
+	}
+	return ix.files[tree]
 }
 
 // cached returns the last result of a tree whose root is the directory
@@ -292,7 +312,7 @@ func (ix *denyIndex) walkTrees(ctx context.Context, trees []string, depth int, s
 	if store != "" {
 		var changed []string
 		for i, c := range w.changed {
-			if (c || !ix.savedOnce(store, trees[i])) && ix.get(trees[i]) != nil && ix.saveDue(store, trees[i]) {
+			if (c || !ix.savedOnce(store, trees[i])) && ix.top(trees[i]) != nil && ix.saveDue(store, trees[i]) {
 				changed = append(changed, trees[i])
 			}
 		}
@@ -364,6 +384,9 @@ type walkTask struct {
 	// identity and times) or preGone (gone, or no longer a directory).
 	pre uint8
 	key dirKey
+	// hint, when set, is a record of dir from a cache file (its parent's
+	// kids), tried before the index's record by path.
+	hint *dirRecord
 }
 
 // What a parent's visit found of a subdirectory (walkTask.pre).
@@ -422,7 +445,13 @@ func (w *walker) start(i int, root string) (walkTask, bool) {
 			}
 			w.rootDev[i], w.rootIno[i] = st.Dev, st.Ino
 		}
-		return walkTask{dir: root, tree: i, dev: st.Dev, ino: st.Ino}, true
+		t := walkTask{dir: root, tree: i, dev: st.Dev, ino: st.Ino}
+		if w.watcher == nil {
+			w.ix.mu.RLock()
+			t.hint = w.ix.files[root]
+			w.ix.mu.RUnlock()
+		}
+		return t, true
 	case st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1:
 		w.res[i].masks = append(w.res[i].masks, root)
 	}
@@ -578,8 +607,12 @@ func (w *walker) visit(t walkTask, buf *dirBuf, out *walkOut) (*dirRecord, error
 		return rec, nil
 	}
 	start := len(out.subs)
-	for _, name := range rec.subdirs {
-		out.subs = append(out.subs, walkTask{parentDir: t.dir, base: name, tree: t.tree, level: t.level + 1, parent: rec.watch})
+	for j, name := range rec.subdirs {
+		var hint *dirRecord
+		if j < len(rec.kids) {
+			hint = rec.kids[j]
+		}
+		out.subs = append(out.subs, walkTask{parentDir: t.dir, base: name, tree: t.tree, level: t.level + 1, parent: rec.watch, hint: hint})
 	}
 	if w.watcher == nil && len(rec.subdirs) >= statBatch {
 		if err := w.statChildren(t.dir, out.subs[start:], buf); err != nil {
@@ -635,11 +668,12 @@ func (w *walker) stated(t *walkTask, buf *dirBuf) (*dirRecord, error) {
 	case preGone:
 		return nil, nil
 	case preDir:
-		if rec := w.ix.get(t.dir); rec != nil && rec.key == t.key {
+		rec, old := w.known(t, t.key)
+		if rec != nil {
 			return rec, nil
 		}
 		t.keep()
-		return w.list(*t, buf)
+		return w.list(*t, buf, old)
 	}
 	w.looked[t.tree].Add(1)
 	var st unix.Stat_t
@@ -652,11 +686,28 @@ func (w *walker) stated(t *walkTask, buf *dirBuf) (*dirRecord, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return nil, nil // replaced since its parent was listed (a link is decided by its own root)
 	}
-	if rec := w.ix.get(t.dir); rec != nil && rec.key == keyOf(&st) {
+	rec, old := w.known(t, keyOf(&st))
+	if rec != nil {
 		return rec, nil
 	}
 	t.keep()
-	return w.list(*t, buf)
+	return w.list(*t, buf, old)
+}
+
+// known returns the record of t's directory whose key is key: its hint,
+// or the index's record by its path. Otherwise it returns, as old, the
+// directory's last record, whose kids a new listing keeps.
+func (w *walker) known(t *walkTask, key dirKey) (rec, old *dirRecord) {
+	if t.hint != nil && t.hint.key == key {
+		return t.hint, nil
+	}
+	if r := w.ix.get(t.dir); r != nil {
+		if r.key == key {
+			return r, nil
+		}
+		return nil, r
+	}
+	return nil, t.hint
 }
 
 // watched returns a directory's record with no system call when its watch
@@ -739,8 +790,10 @@ func (w *walker) clean(t walkTask, rec *dirRecord) bool {
 }
 
 // list reads a directory anew and keeps its record unless it changed
-// within racyWindow. A directory that cannot be read is masked whole.
-func (w *walker) list(t walkTask, buf *dirBuf) (*dirRecord, error) {
+// within racyWindow. A directory that cannot be read is masked whole. old,
+// when set, is the directory's last record: the new one takes its kids
+// where the names are the same.
+func (w *walker) list(t walkTask, buf *dirBuf, old *dirRecord) (*dirRecord, error) {
 	fd, err := unix.Open(t.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP):
@@ -765,8 +818,33 @@ func (w *walker) list(t walkTask, buf *dirBuf) (*dirRecord, error) {
 	if err != nil {
 		return nil, err
 	}
+	if old != nil {
+		rec.kids = sameKids(rec.subdirs, old)
+	}
 	w.keep(t, rec)
 	return rec, nil
+}
+
+// sameKids returns old's kids by the index of their names in subdirs
+// (both sorted); nil when none is left.
+func sameKids(subdirs []string, old *dirRecord) []*dirRecord {
+	if len(old.kids) == 0 {
+		return nil
+	}
+	var kids []*dirRecord
+	j := 0
+	for i, name := range subdirs {
+		for j < len(old.subdirs) && old.subdirs[j] < name {
+			j++
+		}
+		if j < len(old.subdirs) && old.subdirs[j] == name && j < len(old.kids) && old.kids[j] != nil {
+			if kids == nil {
+				kids = make([]*dirRecord, len(subdirs))
+			}
+			kids[i] = old.kids[j]
+		}
+	}
+	return kids
 }
 
 // dirBuf are a worker's buffers: for getdents, made when first needed (a
@@ -929,7 +1007,7 @@ func parseDirents(buf []byte, fn func(name []byte, typ uint8) error) error {
 // The cache files.
 
 // indexMagic starts every cache file; a change of format changes it.
-const indexMagic = "scopegate deny index v1\n"
+const indexMagic = "scopegate deny index v2\n"
 
 // maxIndexFile bounds a cache file read back.
 const maxIndexFile = 1 << 30
@@ -972,8 +1050,11 @@ func (ix *denyIndex) saveDue(store, tree string) bool {
 	return true
 }
 
-// load merges the tree's cache file into the index, once per process;
-// a file that cannot be trusted or read whole is ignored.
+// load reads the tree's cache file into the index, once per process; a
+// file that cannot be trusted or read whole is ignored. A process that
+// does not watch directories keeps its records as a tree (files), whose
+// records the walk reaches through their parents; one that watches
+// directories merges them into its records by path.
 func (ix *denyIndex) load(store, tree string) {
 	path := ix.file(store, tree)
 	ix.mu.RLock()
@@ -983,18 +1064,33 @@ func (ix *denyIndex) load(store, tree string) {
 		return
 	}
 	data, err := readPrivate(path)
-	var recs []pathRecord
+	var top *dirRecord
 	if err == nil {
 		var root, id string
-		root, id, recs, err = decodeIndex(data)
+		root, id, top, err = decodeIndex(data)
 		if err == nil && (root != tree || id != ix.id) {
-			recs = nil
+			top = nil
+		}
+	}
+	var recs []pathRecord
+	if top != nil && ix.watcher != nil {
+		var paths pathArena
+		recs = walkIndex(tree, top, &paths, recs)
+		for _, r := range recs {
+			r.rec.kids = nil
 		}
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if err == nil {
 		ix.loaded[path] = true
+	}
+	if top == nil {
+		return
+	}
+	if ix.watcher == nil {
+		ix.files[tree] = top
+		return
 	}
 	if len(ix.dirs) == 0 {
 		ix.dirs = make(map[string]*dirRecord, len(recs))
@@ -1009,7 +1105,7 @@ func (ix *denyIndex) load(store, tree string) {
 // save writes the records of a tree to its cache file, atomically.
 func (ix *denyIndex) save(store, tree string) error {
 	ix.mu.RLock()
-	data := encodeIndex(tree, ix.id, ix.dirs)
+	data := encodeIndex(tree, ix.id, ix.dirs, ix.files[tree])
 	ix.mu.RUnlock()
 	path := ix.file(store, tree)
 	if err := writePrivate(path, data); err != nil {
@@ -1027,47 +1123,74 @@ type pathRecord struct {
 	rec  *dirRecord
 }
 
-// encodeIndex encodes the records reachable from tree, depth first:
+// walkIndex appends to recs the records of a decoded cache file (top, the
+// record of root, and those its kids lead to), with their paths, made in
+// paths.
+func walkIndex(root string, top *dirRecord, paths *pathArena, recs []pathRecord) []pathRecord {
+	recs = append(recs, pathRecord{path: root, rec: top})
+	for i := len(recs) - 1; i < len(recs); i++ {
+		r := recs[i]
+		for j, k := range r.rec.kids {
+			if k != nil {
+				recs = append(recs, pathRecord{path: paths.join(r.path, r.rec.subdirs[j]), rec: k})
+			}
+		}
+	}
+	return recs
+}
+
+// encodeIndex encodes the records reachable from tree, depth first: each
+// directory's record is dirs' by its path, or else the one its parent's
+// kids give (top for tree's):
 //
 //	magic, root, deny-set id, count, then per record: its parent's index
-//	plus one (0 for the root), its name, dev, inode, mtime, ctime, flags
+//	plus one (0 for the root), the index of its name among its parent's
+//	subdirectory names (0 for the root), dev, inode, mtime, ctime, flags
 //	(1 git, 2 self), the masked names, the subdirectory names, the socket
-//	names (each list sorted); then the
-//	CRC-32C of all of it, little-endian.
+//	names (each list sorted); then the CRC-32C of all of it,
+//	little-endian.
 //
 // Strings are a uvarint length and the bytes; counts are uvarints.
-func encodeIndex(tree, id string, dirs map[string]*dirRecord) []byte {
+func encodeIndex(tree, id string, dirs map[string]*dirRecord, top *dirRecord) []byte {
 	b := []byte(indexMagic)
 	b = appendString(b, tree)
 	b = appendString(b, id)
 	type item struct {
-		path, name string
-		parent     int
+		path         string
+		hint         *dirRecord
+		parent, slot int
 	}
-	var order []item
-	var recs []*dirRecord
-	stack := []item{{path: tree, parent: -1}}
-	seen := map[string]bool{}
+	type entry struct {
+		rec          *dirRecord
+		parent, slot int
+	}
+	var order []entry
+	stack := []item{{path: tree, hint: top, parent: -1}}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		rec := dirs[it.path]
-		if rec == nil || seen[it.path] {
+		if rec == nil {
+			rec = it.hint
+		}
+		if rec == nil {
 			continue
 		}
-		seen[it.path] = true
 		idx := len(order)
-		order = append(order, it)
-		recs = append(recs, rec)
-		for _, s := range rec.subdirs {
-			stack = append(stack, item{path: it.path + "/" + s, name: s, parent: idx})
+		order = append(order, entry{rec: rec, parent: it.parent, slot: it.slot})
+		for j, s := range rec.subdirs {
+			var hint *dirRecord
+			if j < len(rec.kids) {
+				hint = rec.kids[j]
+			}
+			stack = append(stack, item{path: joinPath(it.path, s), hint: hint, parent: idx, slot: j})
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(order)))
-	for i, it := range order {
-		rec := recs[i]
-		b = binary.AppendUvarint(b, uint64(it.parent+1))
-		b = appendString(b, it.name)
+	for _, e := range order {
+		rec := e.rec
+		b = binary.AppendUvarint(b, uint64(e.parent+1))
+		b = binary.AppendUvarint(b, uint64(max(e.slot, 0)))
 		b = binary.AppendUvarint(b, rec.key.dev)
 		b = binary.AppendUvarint(b, rec.key.ino)
 		b = binary.AppendVarint(b, rec.key.mtime)
@@ -1087,6 +1210,14 @@ func encodeIndex(tree, id string, dirs map[string]*dirRecord) []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32c(b))
 }
 
+// joinPath returns dir + "/" + name ("/" + name for the root).
+func joinPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
 func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
@@ -1102,13 +1233,19 @@ func appendStrings(b []byte, ss []string) []byte {
 // errBadIndex: a cache file that is not one, or not whole.
 var errBadIndex = errors.New("not a whole deny index")
 
-// decodeIndex decodes a cache file (encodeIndex). Every record's path is
-// its parent's and a name with no slash, no NUL and not "." or "..".
+// minIndexRecord is the fewest bytes a record of a cache file takes: ten
+// fields of one byte at least.
+const minIndexRecord = 10
+
+// decodeIndex decodes a cache file (encodeIndex) into the record of its
+// root, top (nil when it holds none), whose kids lead to the others: each
+// the only record of one of its parent's subdirectory names, each name
+// valid (no slash, no NUL, not "." or "..").
 //
-// The names and paths it returns share a few allocations, the names the
-// bytes of data, which must not change afterwards: a process reads its
-// index file in one go on every call.
-func decodeIndex(data []byte) (root, id string, recs []pathRecord, err error) {
+// It makes a few allocations, not one per record: the names share the
+// bytes of data, which must not change afterwards (a process reads its
+// index file in one go on every call).
+func decodeIndex(data []byte) (root, id string, top *dirRecord, err error) {
 	if len(data) < len(indexMagic)+4 || string(data[:len(indexMagic)]) != indexMagic {
 		return "", "", nil, errBadIndex
 	}
@@ -1121,39 +1258,47 @@ func decodeIndex(data []byte) (root, id string, recs []pathRecord, err error) {
 	if !filepath.IsAbs(root) || filepath.Clean(root) != root {
 		return "", "", nil, errBadIndex
 	}
-	n := d.count()
-	// Each record takes at least 8 bytes, which bounds what is made ahead.
-	n0 := min(n, len(d.b)/8)
-	recs = make([]pathRecord, 0, n0)
-	all := make([]dirRecord, 0, n0)
-	var paths pathArena
-	for i := 0; i < n && d.err == nil; i++ {
-		parent := int(d.uvarint()) - 1
-		name := d.view()
-		all = append(all, dirRecord{})
-		rec := &all[len(all)-1]
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)/minIndexRecord) {
+		return "", "", nil, errBadIndex
+	}
+	all := make([]dirRecord, n)
+	var kids kidArena
+	for i := range all {
+		parent, slot := d.uvarint(), d.uvarint()
+		rec := &all[i]
 		rec.key.dev, rec.key.ino = d.uvarint(), d.uvarint()
 		rec.key.mtime, rec.key.ctime = d.varint(), d.varint()
 		flags := d.byte()
 		rec.git, rec.self = flags&1 != 0, flags&2 != 0
 		rec.masked, rec.subdirs, rec.sockets = d.names(), d.names(), d.names()
-		var path string
+		if d.err != nil {
+			break
+		}
 		switch {
-		case i == 0 && parent == -1 && name == "":
-			path = root
-		case parent >= 0 && parent < i && validName(name):
-			dir := recs[parent].path
-			if dir == "/" {
-				dir = ""
+		case flags&^3 != 0:
+			d.fail()
+		case i == 0:
+			if parent != 0 || slot != 0 {
+				d.fail()
 			}
-			path = paths.join(dir, name)
+		case parent == 0 || parent > uint64(i):
+			d.fail()
 		default:
-			d.fail()
+			p := &all[parent-1]
+			if slot >= uint64(len(p.subdirs)) {
+				d.fail()
+				break
+			}
+			if p.kids == nil {
+				p.kids = kids.take(len(p.subdirs))
+			}
+			if p.kids[slot] != nil {
+				d.fail()
+				break
+			}
+			p.kids[slot] = rec
 		}
-		if flags&^3 != 0 {
-			d.fail()
-		}
-		recs = append(recs, pathRecord{path: path, rec: rec})
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail()
@@ -1161,14 +1306,33 @@ func decodeIndex(data []byte) (root, id string, recs []pathRecord, err error) {
 	if d.err != nil {
 		return "", "", nil, d.err
 	}
-	return root, id, recs, nil
+	if n > 0 {
+		top = &all[0]
+	}
+	return root, id, top, nil
+}
+
+// kidArena makes kids slices in shared blocks.
+type kidArena struct{ block []*dirRecord }
+
+// take returns n nil entries.
+func (a *kidArena) take(n int) []*dirRecord {
+	if cap(a.block)-len(a.block) < n {
+		a.block = make([]*dirRecord, 0, max(n, 4<<10))
+	}
+	start := len(a.block)
+	a.block = a.block[:start+n]
+	return a.block[start : start+n : start+n]
 }
 
 // pathArena makes paths in shared blocks of bytes.
 type pathArena struct{ block []byte }
 
-// join returns dir + "/" + name.
+// join returns dir + "/" + name (joinPath).
 func (a *pathArena) join(dir, name string) string {
+	if dir == "/" {
+		dir = ""
+	}
 	n := len(dir) + 1 + len(name)
 	if cap(a.block)-len(a.block) < n {
 		a.block = make([]byte, 0, max(n, 64<<10))
@@ -1187,6 +1351,8 @@ func validName(s string) bool {
 type decoder struct {
 	b   []byte
 	err error
+	// lists is the block the name lists are made in.
+	lists []string
 }
 
 func (d *decoder) fail() {
@@ -1243,16 +1409,22 @@ func (d *decoder) names() []string {
 	if n == 0 {
 		return nil
 	}
-	out := make([]string, 0, n)
+	if cap(d.lists)-len(d.lists) < n {
+		d.lists = make([]string, 0, max(n, 4<<10))
+	}
+	start := len(d.lists)
 	for i := 0; i < n && d.err == nil; i++ {
 		s := d.view()
-		if !validName(s) || i > 0 && s <= out[i-1] {
+		if !validName(s) || i > 0 && s <= d.lists[start+i-1] {
 			d.fail()
 			return nil
 		}
-		out = append(out, s)
+		d.lists = append(d.lists, s)
 	}
-	return out
+	if d.err != nil {
+		return nil
+	}
+	return d.lists[start : start+n : start+n]
 }
 
 // view reads a string that shares the decoder's bytes.
