@@ -1151,9 +1151,10 @@ func (f *indexFile) top() fileRef {
 // keySize is the bytes of a record's key: four 64-bit fields.
 const keySize = 32
 
-// record decodes the record at off into rec, reusing its lists; false when
-// there is none there that is whole and valid: its names valid and in
-// increasing order, its kids before it.
+// record decodes the record at off into rec, reusing its lists (an empty
+// one stays as it is, not made nil); false when there is none there that
+// is whole and valid: its names valid and in increasing order, its kids
+// before it.
 func (f *indexFile) record(off uint32, rec *dirRecord) bool {
 	if f == nil || off < f.start || off >= f.end || f.end-off < keySize+1 {
 		return false
@@ -1174,19 +1175,7 @@ func (f *indexFile) record(off uint32, rec *dirRecord) bool {
 	rec.kids = rec.kids[:0]
 	rec.subdirs = d.names(rec.subdirs[:0], &rec.kids, f.start, off)
 	rec.sockets = d.names(rec.sockets[:0], nil, 0, 0)
-	if d.err != nil {
-		return false
-	}
-	if len(rec.masked) == 0 {
-		rec.masked = nil
-	}
-	if len(rec.subdirs) == 0 {
-		rec.subdirs, rec.kids = nil, nil
-	}
-	if len(rec.sockets) == 0 {
-		rec.sockets = nil
-	}
-	return true
+	return d.err == nil
 }
 
 // records returns the records of the file, each decoded anew, with their
@@ -1366,7 +1355,7 @@ func (a *pathArena) join(dir, name string) string {
 
 // validName reports whether s can be a directory entry's name.
 func validName(s string) bool {
-	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\x00")
+	return s != "" && s != "." && s != ".." && strings.IndexByte(s, '/') < 0 && strings.IndexByte(s, 0) < 0
 }
 
 // decoder reads a cache file's fields; the first fault sticks.
