@@ -214,6 +214,7 @@ func serveSink(size int64) int {
 // in another process, directly and through the HTTP proxy: as a plain
 // request (the proxy forwards it and relays the answer) and through a
 // CONNECT tunnel (-p). The proxy runs in this process, as in a shell call.
+// "forward" relays through a bare port forward, the hop without the proxy.
 func BenchmarkDownloadCurl(b *testing.B) {
 	const size = 100 << 20
 	curl := tool(b, "curl")
@@ -238,18 +239,21 @@ func BenchmarkDownloadCurl(b *testing.B) {
 	target := strings.TrimSpace(line)
 	pol := testPolicy{hosts: map[string]bool{"127.0.0.1:" + strconv.Itoa(portOf(b, target)): true}}
 	_, addrs := startProxy(b, pol, fakeResolver{})
+	fwd := forwarder(b, target)
 	for _, c := range []struct {
 		name string
 		args []string
+		url  string
 	}{
-		{"direct", nil},
-		{"http", []string{"--proxy", "http://" + addrs.http}},
-		{"connect", []string{"--proxy", "http://" + addrs.http, "--proxytunnel"}},
+		{"direct", nil, target},
+		{"http", []string{"--proxy", "http://" + addrs.http}, target},
+		{"connect", []string{"--proxy", "http://" + addrs.http, "--proxytunnel"}, target},
+		{"forward", nil, fwd},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(size)
 			args := append([]string{"--silent", "--show-error", "--noproxy", "", "--output", "/dev/null", "--write-out", "%{size_download}"}, c.args...)
-			args = append(args, "http://"+target+"/")
+			args = append(args, "http://"+c.url+"/")
 			for b.Loop() {
 				got, err := exec.Command(curl, args...).Output()
 				if err != nil || string(got) != strconv.Itoa(size) {
@@ -258,4 +262,35 @@ func BenchmarkDownloadCurl(b *testing.B) {
 			}
 		})
 	}
+}
+
+// forwarder listens on loopback and relays each connection to target the
+// way the proxy relays a tunnel, with no proxy protocol and no policy: the
+// cost of the extra hop alone, next to which the proxy's is measured.
+func forwarder(b *testing.B, target string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() {
+				defer s.Close()
+				defer c.Close()
+				go pipe(s, c, nil)
+				pipe(c, s, nil)
+			}()
+		}
+	}()
+	return ln.Addr().String()
 }
