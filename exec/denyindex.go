@@ -89,6 +89,13 @@ type dirRecord struct {
 	// self: the directory cannot be listed (searchable, perhaps, but not
 	// readable): it is masked whole, since what it holds cannot be known.
 	self bool
+	// kids, in a process that does not watch directories, are where the
+	// cache file from holds records of subdirs, by the same index (0
+	// where it holds none): the walk tries them before the index's
+	// records by path. Like those, each holds only while its key is its
+	// directory's.
+	kids []uint32
+	from *indexFile
 	// watch, in a process that watches directories, is the directory's
 	// watch and parent its parent's, when the record was last found true,
 	// at epoch seen; nil when it is not watched. Not in cache files.
@@ -108,6 +115,10 @@ type denyIndex struct {
 
 	mu   sync.RWMutex
 	dirs map[string]*dirRecord
+	// files are, by tree, the cache files read, in a process that does
+	// not watch directories: their records are reached through their
+	// parents' kids, not by path.
+	files map[string]*indexFile
 	// loaded are the trees whose cache file this process has read.
 	loaded map[string]bool
 	// trees are the last results of the trees walked with every directory
@@ -172,8 +183,8 @@ func (h *Host) index(deny []string) *denyIndex {
 	if h.indexes == nil {
 		h.indexes = map[string]*denyIndex{}
 	}
-	ix := &denyIndex{m: compileDeny(deny), id: id, watcher: h.Dirs, dirs: map[string]*dirRecord{}, loaded: map[string]bool{},
-		trees: map[treeKey]*treeCache{}, savedAt: map[string]time.Time{}}
+	ix := &denyIndex{m: compileDeny(deny), id: id, watcher: h.Dirs, dirs: map[string]*dirRecord{}, files: map[string]*indexFile{},
+		loaded: map[string]bool{}, trees: map[treeKey]*treeCache{}, savedAt: map[string]time.Time{}}
 	h.indexes[id] = ix
 	return ix
 }
@@ -188,9 +199,17 @@ func (ix *denyIndex) put(dir string, rec *dirRecord) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if len(ix.dirs) >= maxIndexDirs {
-		ix.dirs, ix.loaded, ix.trees = map[string]*dirRecord{}, map[string]bool{}, map[treeKey]*treeCache{}
+		ix.dirs, ix.files, ix.loaded, ix.trees = map[string]*dirRecord{}, map[string]*indexFile{}, map[string]bool{}, map[treeKey]*treeCache{}
 	}
 	ix.dirs[dir] = rec
+}
+
+// known reports whether the index holds a record of a tree's root: by
+// its path, or in its cache file.
+func (ix *denyIndex) known(tree string) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.dirs[tree] != nil || ix.files[tree].top().off != 0
 }
 
 // cached returns the last result of a tree whose root is the directory
@@ -292,7 +311,7 @@ func (ix *denyIndex) walkTrees(ctx context.Context, trees []string, depth int, s
 	if store != "" {
 		var changed []string
 		for i, c := range w.changed {
-			if (c || !ix.savedOnce(store, trees[i])) && ix.get(trees[i]) != nil && ix.saveDue(store, trees[i]) {
+			if (c || !ix.savedOnce(store, trees[i])) && ix.known(trees[i]) && ix.saveDue(store, trees[i]) {
 				changed = append(changed, trees[i])
 			}
 		}
@@ -364,6 +383,9 @@ type walkTask struct {
 	// identity and times) or preGone (gone, or no longer a directory).
 	pre uint8
 	key dirKey
+	// hint, when set, is a record of dir in a cache file (its parent's
+	// kids), tried before the index's record by path.
+	hint fileRef
 }
 
 // What a parent's visit found of a subdirectory (walkTask.pre).
@@ -422,7 +444,13 @@ func (w *walker) start(i int, root string) (walkTask, bool) {
 			}
 			w.rootDev[i], w.rootIno[i] = st.Dev, st.Ino
 		}
-		return walkTask{dir: root, tree: i, dev: st.Dev, ino: st.Ino}, true
+		t := walkTask{dir: root, tree: i, dev: st.Dev, ino: st.Ino}
+		if w.watcher == nil {
+			w.ix.mu.RLock()
+			t.hint = w.ix.files[root].top()
+			w.ix.mu.RUnlock()
+		}
+		return t, true
 	case st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1:
 		w.res[i].masks = append(w.res[i].masks, root)
 	}
@@ -578,8 +606,12 @@ func (w *walker) visit(t walkTask, buf *dirBuf, out *walkOut) (*dirRecord, error
 		return rec, nil
 	}
 	start := len(out.subs)
-	for _, name := range rec.subdirs {
-		out.subs = append(out.subs, walkTask{parentDir: t.dir, base: name, tree: t.tree, level: t.level + 1, parent: rec.watch})
+	for j, name := range rec.subdirs {
+		var hint fileRef
+		if j < len(rec.kids) {
+			hint = fileRef{rec.from, rec.kids[j]}
+		}
+		out.subs = append(out.subs, walkTask{parentDir: t.dir, base: name, tree: t.tree, level: t.level + 1, parent: rec.watch, hint: hint})
 	}
 	if w.watcher == nil && len(rec.subdirs) >= statBatch {
 		if err := w.statChildren(t.dir, out.subs[start:], buf); err != nil {
@@ -635,11 +667,12 @@ func (w *walker) stated(t *walkTask, buf *dirBuf) (*dirRecord, error) {
 	case preGone:
 		return nil, nil
 	case preDir:
-		if rec := w.ix.get(t.dir); rec != nil && rec.key == t.key {
+		rec, old := w.known(t, t.key, buf)
+		if rec != nil {
 			return rec, nil
 		}
 		t.keep()
-		return w.list(*t, buf)
+		return w.list(*t, buf, old)
 	}
 	w.looked[t.tree].Add(1)
 	var st unix.Stat_t
@@ -652,11 +685,32 @@ func (w *walker) stated(t *walkTask, buf *dirBuf) (*dirRecord, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return nil, nil // replaced since its parent was listed (a link is decided by its own root)
 	}
-	if rec := w.ix.get(t.dir); rec != nil && rec.key == keyOf(&st) {
+	rec, old := w.known(t, keyOf(&st), buf)
+	if rec != nil {
 		return rec, nil
 	}
 	t.keep()
-	return w.list(*t, buf)
+	return w.list(*t, buf, old)
+}
+
+// known returns the record of t's directory whose key is key: its hint
+// (decoded into buf.rec, valid until the worker's next task), or the
+// index's record by its path. Otherwise it returns, as old, the
+// directory's last record, whose kids a new listing keeps.
+func (w *walker) known(t *walkTask, key dirKey, buf *dirBuf) (rec, old *dirRecord) {
+	if t.hint.off != 0 && t.hint.f.record(t.hint.off, &buf.rec) {
+		if buf.rec.key == key {
+			return &buf.rec, nil
+		}
+		old = &buf.rec
+	}
+	if r := w.ix.get(t.dir); r != nil {
+		if r.key == key {
+			return r, nil
+		}
+		return nil, r
+	}
+	return nil, old
 }
 
 // watched returns a directory's record with no system call when its watch
@@ -739,8 +793,10 @@ func (w *walker) clean(t walkTask, rec *dirRecord) bool {
 }
 
 // list reads a directory anew and keeps its record unless it changed
-// within racyWindow. A directory that cannot be read is masked whole.
-func (w *walker) list(t walkTask, buf *dirBuf) (*dirRecord, error) {
+// within racyWindow. A directory that cannot be read is masked whole. old,
+// when set, is the directory's last record: the new one takes its kids
+// where the names are the same.
+func (w *walker) list(t walkTask, buf *dirBuf, old *dirRecord) (*dirRecord, error) {
 	fd, err := unix.Open(t.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP):
@@ -765,14 +821,42 @@ func (w *walker) list(t walkTask, buf *dirBuf) (*dirRecord, error) {
 	if err != nil {
 		return nil, err
 	}
+	if old != nil {
+		rec.kids, rec.from = sameKids(rec.subdirs, old), old.from
+	}
 	w.keep(t, rec)
 	return rec, nil
 }
 
+// sameKids returns old's kids by the index of their names in subdirs
+// (both sorted); nil when none is left.
+func sameKids(subdirs []string, old *dirRecord) []uint32 {
+	if len(old.kids) == 0 {
+		return nil
+	}
+	var kids []uint32
+	j := 0
+	for i, name := range subdirs {
+		for j < len(old.subdirs) && old.subdirs[j] < name {
+			j++
+		}
+		if j < len(old.subdirs) && old.subdirs[j] == name && j < len(old.kids) && old.kids[j] != 0 {
+			if kids == nil {
+				kids = make([]uint32, len(subdirs))
+			}
+			kids[i] = old.kids[j]
+		}
+	}
+	return kids
+}
+
 // dirBuf are a worker's buffers: for getdents, made when first needed (a
-// walk from the index lists nothing), for the path of its directory, and
-// for a name with its NUL.
-type dirBuf struct{ b, path, name []byte }
+// walk from the index lists nothing), for the path of its directory, for
+// a name with its NUL, and for a record decoded from a cache file.
+type dirBuf struct {
+	b, path, name []byte
+	rec           dirRecord
+}
 
 func (d *dirBuf) get() []byte {
 	if d.b == nil {
@@ -929,7 +1013,7 @@ func parseDirents(buf []byte, fn func(name []byte, typ uint8) error) error {
 // The cache files.
 
 // indexMagic starts every cache file; a change of format changes it.
-const indexMagic = "scopegate deny index v1\n"
+const indexMagic = "scopegate deny index v2\n"
 
 // maxIndexFile bounds a cache file read back.
 const maxIndexFile = 1 << 30
@@ -972,8 +1056,11 @@ func (ix *denyIndex) saveDue(store, tree string) bool {
 	return true
 }
 
-// load merges the tree's cache file into the index, once per process;
-// a file that cannot be trusted or read whole is ignored.
+// load reads the tree's cache file into the index, once per process; a
+// file that cannot be trusted or read whole is ignored. A process that
+// does not watch directories keeps the file (files), whose records the
+// walk decodes where it reaches them, through their parents; one that
+// watches directories decodes them all into its records by path.
 func (ix *denyIndex) load(store, tree string) {
 	path := ix.file(store, tree)
 	ix.mu.RLock()
@@ -983,18 +1070,29 @@ func (ix *denyIndex) load(store, tree string) {
 		return
 	}
 	data, err := readPrivate(path)
-	var recs []pathRecord
+	var f *indexFile
 	if err == nil {
 		var root, id string
-		root, id, recs, err = decodeIndex(data)
+		root, id, f, err = decodeIndex(data)
 		if err == nil && (root != tree || id != ix.id) {
-			recs = nil
+			f = nil
 		}
+	}
+	var recs []pathRecord
+	if f != nil && ix.watcher != nil {
+		recs = f.records(tree, nil)
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if err == nil {
 		ix.loaded[path] = true
+	}
+	if f == nil {
+		return
+	}
+	if ix.watcher == nil {
+		ix.files[tree] = f
+		return
 	}
 	if len(ix.dirs) == 0 {
 		ix.dirs = make(map[string]*dirRecord, len(recs))
@@ -1009,7 +1107,7 @@ func (ix *denyIndex) load(store, tree string) {
 // save writes the records of a tree to its cache file, atomically.
 func (ix *denyIndex) save(store, tree string) error {
 	ix.mu.RLock()
-	data := encodeIndex(tree, ix.id, ix.dirs)
+	data := encodeIndex(tree, ix.id, ix.dirs, ix.files[tree].top())
 	ix.mu.RUnlock()
 	path := ix.file(store, tree)
 	if err := writePrivate(path, data); err != nil {
@@ -1027,51 +1125,148 @@ type pathRecord struct {
 	rec  *dirRecord
 }
 
-// encodeIndex encodes the records reachable from tree, depth first:
+// indexFile is a cache file read whole (decodeIndex), whose records are
+// decoded one at a time, where a walk reaches them.
+type indexFile struct {
+	data []byte
+	// start and end bound the records in data; root is where the tree's
+	// root's record starts (0: the file holds none).
+	start, end, root uint32
+}
+
+// fileRef is where a cache file holds a record (off 0: nowhere).
+type fileRef struct {
+	f   *indexFile
+	off uint32
+}
+
+// top is where the file holds its root's record (nowhere when f is nil).
+func (f *indexFile) top() fileRef {
+	if f == nil {
+		return fileRef{}
+	}
+	return fileRef{f, f.root}
+}
+
+// keySize is the bytes of a record's key: four 64-bit fields.
+const keySize = 32
+
+// record decodes the record at off into rec, reusing its lists (an empty
+// one stays as it is, not made nil); false when there is none there that
+// is whole and valid: its names valid and in increasing order, its kids
+// before it.
+func (f *indexFile) record(off uint32, rec *dirRecord) bool {
+	if f == nil || off < f.start || off >= f.end || f.end-off < keySize+1 {
+		return false
+	}
+	b := f.data[off:f.end]
+	rec.key = dirKey{
+		dev: binary.LittleEndian.Uint64(b), ino: binary.LittleEndian.Uint64(b[8:]),
+		mtime: int64(binary.LittleEndian.Uint64(b[16:])), ctime: int64(binary.LittleEndian.Uint64(b[24:])),
+	}
+	flags := b[keySize]
+	if flags&^3 != 0 {
+		return false
+	}
+	rec.git, rec.self = flags&1 != 0, flags&2 != 0
+	rec.from = f
+	d := decoder{b: b[keySize+1:]}
+	rec.masked = d.names(rec.masked[:0], nil, 0, 0)
+	rec.kids = rec.kids[:0]
+	rec.subdirs = d.names(rec.subdirs[:0], &rec.kids, f.start, off)
+	rec.sockets = d.names(rec.sockets[:0], nil, 0, 0)
+	return d.err == nil
+}
+
+// records returns the records of the file, each decoded anew, with their
+// paths below root, in the order encodeIndex visits them; each only once,
+// none whose path is longer than PATH_MAX, and at most maxIndexDirs.
+func (f *indexFile) records(root string, recs []pathRecord) []pathRecord {
+	var seen []uint64
+	var paths pathArena
+	var visit func(path string, off uint32)
+	visit = func(path string, off uint32) {
+		rec := new(dirRecord)
+		if len(path) > unix.PathMax || len(recs) >= maxIndexDirs || !f.record(off, rec) || !markOnce(&seen, off) {
+			return
+		}
+		recs = append(recs, pathRecord{path: path, rec: rec})
+		for j, name := range rec.subdirs {
+			if rec.kids[j] != 0 {
+				visit(paths.join(path, name), rec.kids[j])
+			}
+		}
+		rec.kids, rec.from = nil, nil
+	}
+	if f != nil && f.root != 0 {
+		visit(root, f.root)
+	}
+	return recs
+}
+
+// markOnce marks off in a set of bits; false when it was already.
+func markOnce(set *[]uint64, off uint32) bool {
+	i, bit := int(off/64), uint64(1)<<(off%64)
+	if i >= len(*set) {
+		*set = append(*set, make([]uint64, i+1-len(*set))...)
+	}
+	if (*set)[i]&bit != 0 {
+		return false
+	}
+	(*set)[i] |= bit
+	return true
+}
+
+// encodeIndex encodes the records reachable from tree: each directory's
+// record is dirs' by its path, or else the one its parent's kids point to
+// in their cache file (top for tree's); each file record once, none whose
+// path is longer than PATH_MAX, at most maxIndexDirs:
 //
-//	magic, root, deny-set id, count, then per record: its parent's index
-//	plus one (0 for the root), its name, dev, inode, mtime, ctime, flags
-//	(1 git, 2 self), the masked names, the subdirectory names, the socket
-//	names (each list sorted); then the
-//	CRC-32C of all of it, little-endian.
+//	magic, root, deny-set id, where the root's record starts (4 bytes,
+//	0: none), the records, each after those of its subdirectories; then
+//	the CRC-32C of all of it.
 //
-// Strings are a uvarint length and the bytes; counts are uvarints.
-func encodeIndex(tree, id string, dirs map[string]*dirRecord) []byte {
+// A record is dev, inode, mtime and ctime (8 bytes each), flags (1 git,
+// 2 self), the masked names, the subdirectory names each followed by
+// where its record starts (0: none), the socket names (each list sorted).
+// Strings are a uvarint length and the bytes; counts and offsets are
+// uvarints; fixed-size numbers little-endian.
+func encodeIndex(tree, id string, dirs map[string]*dirRecord, top fileRef) []byte {
 	b := []byte(indexMagic)
 	b = appendString(b, tree)
 	b = appendString(b, id)
-	type item struct {
-		path, name string
-		parent     int
-	}
-	var order []item
-	var recs []*dirRecord
-	stack := []item{{path: tree, parent: -1}}
-	seen := map[string]bool{}
-	for len(stack) > 0 {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		rec := dirs[it.path]
-		if rec == nil || seen[it.path] {
-			continue
+	head := len(b)
+	b = append(b, 0, 0, 0, 0)
+	var seen []uint64
+	n := 0
+	// enc writes the record of path and those below it, and returns where
+	// it starts (0: none).
+	var enc func(path string, hint fileRef) uint32
+	enc = func(path string, hint fileRef) uint32 {
+		if len(path) > unix.PathMax || n >= maxIndexDirs {
+			return 0
 		}
-		seen[it.path] = true
-		idx := len(order)
-		order = append(order, it)
-		recs = append(recs, rec)
-		for _, s := range rec.subdirs {
-			stack = append(stack, item{path: it.path + "/" + s, name: s, parent: idx})
+		rec := dirs[path]
+		if rec == nil {
+			rec = new(dirRecord)
+			if hint.off == 0 || !hint.f.record(hint.off, rec) || !markOnce(&seen, hint.off) {
+				return 0
+			}
 		}
-	}
-	b = binary.AppendUvarint(b, uint64(len(order)))
-	for i, it := range order {
-		rec := recs[i]
-		b = binary.AppendUvarint(b, uint64(it.parent+1))
-		b = appendString(b, it.name)
-		b = binary.AppendUvarint(b, rec.key.dev)
-		b = binary.AppendUvarint(b, rec.key.ino)
-		b = binary.AppendVarint(b, rec.key.mtime)
-		b = binary.AppendVarint(b, rec.key.ctime)
+		n++
+		kids := make([]uint32, len(rec.subdirs))
+		for j, name := range rec.subdirs {
+			var h fileRef
+			if j < len(rec.kids) {
+				h = fileRef{rec.from, rec.kids[j]}
+			}
+			kids[j] = enc(joinPath(path, name), h)
+		}
+		off := uint32(len(b))
+		b = binary.LittleEndian.AppendUint64(b, rec.key.dev)
+		b = binary.LittleEndian.AppendUint64(b, rec.key.ino)
+		b = binary.LittleEndian.AppendUint64(b, uint64(rec.key.mtime))
+		b = binary.LittleEndian.AppendUint64(b, uint64(rec.key.ctime))
 		var flags byte
 		if rec.git {
 			flags |= 1
@@ -1081,10 +1276,24 @@ func encodeIndex(tree, id string, dirs map[string]*dirRecord) []byte {
 		}
 		b = append(b, flags)
 		b = appendStrings(b, rec.masked)
-		b = appendStrings(b, rec.subdirs)
+		b = binary.AppendUvarint(b, uint64(len(rec.subdirs)))
+		for j, name := range rec.subdirs {
+			b = binary.AppendUvarint(appendString(b, name), uint64(kids[j]))
+		}
 		b = appendStrings(b, rec.sockets)
+		return off
 	}
+	root := enc(tree, top) // grows b
+	binary.LittleEndian.PutUint32(b[head:], root)
 	return binary.LittleEndian.AppendUint32(b, crc32c(b))
+}
+
+// joinPath returns dir + "/" + name ("/" + name for the root).
+func joinPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
 }
 
 func appendString(b []byte, s string) []byte {
@@ -1102,14 +1311,12 @@ func appendStrings(b []byte, ss []string) []byte {
 // errBadIndex: a cache file that is not one, or not whole.
 var errBadIndex = errors.New("not a whole deny index")
 
-// decodeIndex decodes a cache file (encodeIndex). Every record's path is
-// its parent's and a name with no slash, no NUL and not "." or "..".
-//
-// The names and paths it returns share a few allocations, the names the
-// bytes of data, which must not change afterwards: a process reads its
-// index file in one go on every call.
-func decodeIndex(data []byte) (root, id string, recs []pathRecord, err error) {
-	if len(data) < len(indexMagic)+4 || string(data[:len(indexMagic)]) != indexMagic {
+// decodeIndex checks a cache file (encodeIndex) and decodes its header;
+// its records are decoded where they are used (indexFile.record), and the
+// names in them share the bytes of data, which must not change
+// afterwards.
+func decodeIndex(data []byte) (root, id string, f *indexFile, err error) {
+	if len(data) < len(indexMagic)+4 || len(data) > maxIndexFile || string(data[:len(indexMagic)]) != indexMagic {
 		return "", "", nil, errBadIndex
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
@@ -1118,57 +1325,25 @@ func decodeIndex(data []byte) (root, id string, recs []pathRecord, err error) {
 	}
 	d := decoder{b: body[len(indexMagic):]}
 	root, id = strings.Clone(d.view()), strings.Clone(d.view())
-	if !filepath.IsAbs(root) || filepath.Clean(root) != root {
+	if d.err != nil || len(d.b) < 4 || !filepath.IsAbs(root) || filepath.Clean(root) != root {
 		return "", "", nil, errBadIndex
 	}
-	n := d.count()
-	// Each record takes at least 8 bytes, which bounds what is made ahead.
-	n0 := min(n, len(d.b)/8)
-	recs = make([]pathRecord, 0, n0)
-	all := make([]dirRecord, 0, n0)
-	var paths pathArena
-	for i := 0; i < n && d.err == nil; i++ {
-		parent := int(d.uvarint()) - 1
-		name := d.view()
-		all = append(all, dirRecord{})
-		rec := &all[len(all)-1]
-		rec.key.dev, rec.key.ino = d.uvarint(), d.uvarint()
-		rec.key.mtime, rec.key.ctime = d.varint(), d.varint()
-		flags := d.byte()
-		rec.git, rec.self = flags&1 != 0, flags&2 != 0
-		rec.masked, rec.subdirs, rec.sockets = d.names(), d.names(), d.names()
-		var path string
-		switch {
-		case i == 0 && parent == -1 && name == "":
-			path = root
-		case parent >= 0 && parent < i && validName(name):
-			dir := recs[parent].path
-			if dir == "/" {
-				dir = ""
-			}
-			path = paths.join(dir, name)
-		default:
-			d.fail()
-		}
-		if flags&^3 != 0 {
-			d.fail()
-		}
-		recs = append(recs, pathRecord{path: path, rec: rec})
+	f = &indexFile{data: data, start: uint32(len(body) - len(d.b) + 4), end: uint32(len(body))}
+	f.root = binary.LittleEndian.Uint32(d.b)
+	if f.root != 0 && (f.root < f.start || f.root >= f.end) {
+		return "", "", nil, errBadIndex
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.fail()
-	}
-	if d.err != nil {
-		return "", "", nil, d.err
-	}
-	return root, id, recs, nil
+	return root, id, f, nil
 }
 
 // pathArena makes paths in shared blocks of bytes.
 type pathArena struct{ block []byte }
 
-// join returns dir + "/" + name.
+// join returns dir + "/" + name (joinPath).
 func (a *pathArena) join(dir, name string) string {
+	if dir == "/" {
+		dir = ""
+	}
 	n := len(dir) + 1 + len(name)
 	if cap(a.block)-len(a.block) < n {
 		a.block = make([]byte, 0, max(n, 64<<10))
@@ -1180,7 +1355,7 @@ func (a *pathArena) join(dir, name string) string {
 
 // validName reports whether s can be a directory entry's name.
 func validName(s string) bool {
-	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\x00")
+	return s != "" && s != "." && s != ".." && strings.IndexByte(s, '/') < 0 && strings.IndexByte(s, 0) < 0
 }
 
 // decoder reads a cache file's fields; the first fault sticks.
@@ -1206,26 +1381,6 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) byte() byte {
-	if len(d.b) == 0 {
-		d.fail()
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
 // count reads a count no larger than the bytes left could hold.
 func (d *decoder) count() int {
 	n := d.uvarint()
@@ -1236,21 +1391,27 @@ func (d *decoder) count() int {
 	return int(n)
 }
 
-// names reads a list of entry names, each valid, in increasing order (so
-// each is given once).
-func (d *decoder) names() []string {
+// names appends a list of entry names to out, each valid, in increasing
+// order (so each is given once). With kids set, each name is followed by
+// an offset, appended to kids, which is 0 or in [lo, hi).
+func (d *decoder) names(out []string, kids *[]uint32, lo, hi uint32) []string {
 	n := d.count()
-	if n == 0 {
-		return nil
-	}
-	out := make([]string, 0, n)
+	start := len(out)
 	for i := 0; i < n && d.err == nil; i++ {
 		s := d.view()
-		if !validName(s) || i > 0 && s <= out[i-1] {
+		if !validName(s) || i > 0 && s <= out[start+i-1] {
 			d.fail()
-			return nil
+			return out
 		}
 		out = append(out, s)
+		if kids != nil {
+			k := d.uvarint()
+			if k != 0 && (k < uint64(lo) || k >= uint64(hi)) {
+				d.fail()
+				return out
+			}
+			*kids = append(*kids, uint32(k))
+		}
 	}
 	return out
 }

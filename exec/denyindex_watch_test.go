@@ -244,6 +244,22 @@ func TestDenyIndexChangesFromFile(t *testing.T) {
 			t.Errorf("after a mount: listed %d directories, want 1", got.listed)
 		}
 	})
+	// A directory listed anew keeps the file's records of its
+	// subdirectories, which are then stat'ed, not listed.
+	t.Run("a new file beside subdirectories", func(t *testing.T) {
+		root := watchedTree(t)
+		store := filepath.Join(realDir(t), "index")
+		walk(t, root, store)
+		writeFile(t, filepath.Join(root, "gen", "new.pem"), "x", 0o644)
+		got := walk(t, root, store)
+		treeChange{masked: []string{"gen/new.pem"}}.check(t, pats, root, got)
+		if got.listed != 1 {
+			t.Errorf("listed %d directories, want 1", got.listed)
+		}
+		if again := walk(t, root, store); again.listed != 0 {
+			t.Errorf("the file written after the change: listed %d directories, want 0", again.listed)
+		}
+	})
 }
 
 func rename(t *testing.T, from, to string) {

@@ -96,19 +96,24 @@ func FuzzGrepLines(f *testing.F) {
 
 // FuzzDecodeIndex checks that a deny index file, whatever its bytes, never
 // makes the decoder panic, yields only paths below its root, and that what
-// it accepts encodes to a file that decodes to the same index.
+// it accepts encodes, by its records' paths as through the file, to a file
+// that decodes to the same index.
 func FuzzDecodeIndex(f *testing.F) {
 	dirs := map[string]*dirRecord{
-		"/p":         {key: dirKey{dev: 1, ino: 2, mtime: 3, ctime: -4}, masked: []string{".env"}, subdirs: []string{"a", "b"}, git: true},
+		"/p":         {key: dirKey{dev: 1, ino: 2, mtime: 3, ctime: -4}, masked: []string{".env"}, subdirs: []string{"a", "b", "d"}, git: true},
 		"/p/a":       {key: dirKey{ino: 5}, subdirs: []string{"c"}},
 		"/p/a/c":     {self: true},
-		"/p/b":       {masked: []string{"x.pem", "y"}},
+		"/p/b":       {masked: []string{"x.pem", "y"}, sockets: []string{"s"}},
 		"/elsewhere": {masked: []string{"z"}},
 	}
-	good := encodeIndex("/p", "id", dirs)
+	good := encodeIndex("/p", "id", dirs, fileRef{})
+	if _, _, file, err := decodeIndex(good); err != nil || len(file.records("/p", nil)) != 4 {
+		f.Fatalf("the seed index does not decode to its four records: %v", err)
+	}
 	f.Add(good)
 	f.Add(good[:len(good)-1])
-	f.Add(encodeIndex("/", "", map[string]*dirRecord{"/": {subdirs: []string{"home"}}, "/home": {masked: []string{".ssh"}}}))
+	f.Add(encodeIndex("/", "", map[string]*dirRecord{"/": {subdirs: []string{"home"}}, "/home": {masked: []string{".ssh"}}}, fileRef{}))
+	f.Add(encodeIndex("/p", "id", nil, fileRef{}))
 	f.Add([]byte(indexMagic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -117,33 +122,47 @@ func FuzzDecodeIndex(f *testing.F) {
 		if len(data) >= 4 {
 			data = binary.LittleEndian.AppendUint32(data[:len(data)-4:len(data)-4], crc32c(data[:len(data)-4]))
 		}
-		root, id, recs, err := decodeIndex(data)
+		root, id, file, err := decodeIndex(data)
 		if err != nil {
 			return
 		}
-		m := map[string]*dirRecord{}
-		for _, r := range recs {
-			if !within(r.path, root) || filepath.Clean(r.path) != r.path {
-				t.Fatalf("record %q outside root %q", r.path, root)
-			}
-			for _, n := range append(slices.Clone(r.rec.masked), r.rec.subdirs...) {
-				if !validName(n) {
-					t.Fatalf("name %q accepted", n)
-				}
-			}
-			m[r.path] = r.rec
+		m := indexByPath(t, root, file)
+		again := encodeIndex(root, id, m, fileRef{})
+		if through := encodeIndex(root, id, nil, file.top()); !bytes.Equal(through, again) {
+			t.Fatal("the records through the file encode otherwise than by path")
 		}
-		again := encodeIndex(root, id, m)
-		root2, id2, recs2, err := decodeIndex(again)
+		root2, id2, file2, err := decodeIndex(again)
 		if err != nil || root2 != root || id2 != id {
 			t.Fatalf("re-encoded index rejected: %v", err)
 		}
-		m2 := map[string]*dirRecord{}
-		for _, r := range recs2 {
-			m2[r.path] = r.rec
+		m2 := indexByPath(t, root, file2)
+		if len(m2) != len(m) {
+			t.Fatalf("re-encoded index: %d records, want %d", len(m2), len(m))
 		}
-		if third := encodeIndex(root, id, m2); !bytes.Equal(third, again) {
+		if third := encodeIndex(root, id, m2, fileRef{}); !bytes.Equal(third, again) {
 			t.Fatal("encoding is not stable")
 		}
 	})
+}
+
+// indexByPath returns the records of a cache file by path, checking that
+// each lies below root, once, and that every name is valid.
+func indexByPath(t *testing.T, root string, file *indexFile) map[string]*dirRecord {
+	t.Helper()
+	m := map[string]*dirRecord{}
+	for _, r := range file.records(root, nil) {
+		if !within(r.path, root) || filepath.Clean(r.path) != r.path {
+			t.Fatalf("record %q outside root %q", r.path, root)
+		}
+		if _, ok := m[r.path]; ok {
+			t.Fatalf("record %q twice", r.path)
+		}
+		for _, n := range slices.Concat(r.rec.masked, r.rec.subdirs, r.rec.sockets) {
+			if !validName(n) {
+				t.Fatalf("name %q accepted", n)
+			}
+		}
+		m[r.path] = r.rec
+	}
+	return m
 }
