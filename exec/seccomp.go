@@ -143,12 +143,16 @@ func socketFilter(goarch string, denyUnix bool) ([]unix.SockFilter, error) {
 
 // applySeccomp installs the filter (socketFilter) on every thread of this
 // process, with no_new_privs set, as seccomp requires of a process
-// without CAP_SYS_ADMIN.
+// without CAP_SYS_ADMIN. no_new_privs is a thread's own until the filter
+// is synchronised: the prctl and the seccomp call run on one thread, or
+// the call may find the flag unset and fail with EACCES.
 func applySeccomp(denyUnix bool) error {
 	prog, err := socketFilter(runtime.GOARCH, denyUnix)
 	if err != nil {
 		return err
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("seccomp: set no_new_privs: %w", err)
 	}
