@@ -195,8 +195,12 @@ func hyperfineRewrite(argv []arg) []arg {
 // hyperfineExtra checks each command hyperfine runs as shell text, once
 // for each value a parameter puts in place of {NAME}; --output and
 // --input name files unless they are null, pipe or inherit; --shell runs
-// another shell.
+// another shell. An option the row does not know is refused: it may run
+// a command of its own.
 func hyperfineExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	if refuseUnknownOptions(c, p, allowed) {
+		return
+	}
 	for _, v := range p.values("-S") {
 		if !v.known || v.s != "none" {
 			c.danger(p, allowed, "-S", "--shell "+v.s, "runs the commands with another shell")

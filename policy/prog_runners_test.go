@@ -38,12 +38,16 @@ func FuzzRunnersHideNothing(f *testing.F) {
 	}
 	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 	f.Fuzz(func(t *testing.T, cmd string) {
-		if strings.ContainsAny(cmd, "\x00\n") {
+		if strings.ContainsAny(cmd, "\x00\n") || strings.TrimSpace(cmd) == "" || strings.HasPrefix(cmd, "-") {
+			// A word that starts with - is an option of the runner, not a
+			// command.
 			return
 		}
 		forms := []string{"hyperfine " + quote(cmd), "hyperfine -p " + quote(cmd) + " ls", "sg users -c " + quote(cmd),
 			"entr -s " + quote(cmd)}
-		if f := strings.Fields(cmd); len(f) > 0 && !strings.HasPrefix(f[0], "-") && !strings.HasPrefix(f[0], "#") {
+		if c := strings.TrimLeft(cmd, " \t"); c != "" && (c[0] >= 'a' && c[0] <= 'z' || c[0] >= 'A' && c[0] <= 'Z' || strings.IndexByte("0123456789_./~", c[0]) >= 0) {
+			// A command word first: the wrapper's words then parse as the
+			// command's would.
 			forms = append(forms, "rlwrap "+cmd, "uv run "+cmd, "cpulimit -l 5 -- "+cmd, "direnv exec . "+cmd, "poetry run "+cmd)
 		}
 		bare := decide(cmd)
