@@ -18,7 +18,7 @@ import (
 )
 
 // TestSearchProgressAndCancel runs grep and glob calls with a progress
-// token on a project of 4,000 files: the server sends progress
+// token on a project of 20,000 files: the server sends progress
 // notifications that say how far the search has gone, and a client that
 // cancels the call after two of them ends the search, which tools.org
 // records as cancelled.
@@ -29,12 +29,14 @@ func TestSearchProgressAndCancel(t *testing.T) {
 	if err := os.MkdirAll(branch, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for d := range 100 {
+	// Big enough that the search outlasts the cancellation's way back to
+	// the server on a loaded machine: a glob of 4,000 files can end first.
+	for d := range 200 {
 		dir := filepath.Join(proj, fmt.Sprintf("d%03d", d))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for f := range 40 {
+		for f := range 100 {
 			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", f)), []byte("package d\n\nfunc F() {}\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}

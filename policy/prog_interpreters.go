@@ -25,7 +25,25 @@ func registerInterpreters(add adder) {
 		flags("-n -p -a -l -0 -s -w -W -X -t -T -U -c -u -v -V -S -h")), "perl")
 	add(interp("-e", inPlaceSuffix("-i"), val("-r"), val("-I"), chdir("-C"), oval("-E --encoding"), oval("-K"), oval("-T"), oval("-W"),
 		flags("-n -p -a -l -w -c -d -v -y -s -S --version -h --help")), "ruby")
-	add(interp("-e", flags("-q -v --version")), "php")
+	// php -r runs code; -B, -R and -E run code before, for and after each
+	// input line; -d sets an ini directive (phpExtra), -z loads a Zend
+	// extension, a shared library.
+	add(interp("-r --run -B --process-begin -R --process-code -E --process-end", rd("-F --process-file"), rd("-c --php-ini"),
+		val("-d --define"), opt("-z --zend-extension", valueOpt, effDanger, "loads a shared library into php"), val("-S --server"),
+		val("-t --docroot"), flags("-a --interactive -e -h --help -H --hide-args -i --info -l --syntax-check -m --modules -n --no-php-ini -q --no-header -s --syntax-highlight -v --version -w --strip")), "php")
+	add(interp("-e", opt("-l", valueOpt, effDanger, "requires a module, whose code runs"), flags("-i -v -E -W")),
+		"lua", "lua5.1", "lua5.2", "lua5.3", "lua5.4", "luajit")
+	// expect is a Tcl interpreter: -c runs commands (spawn, exec), a
+	// script is read, no script means commands from standard input.
+	add(interp("-c", rd("-b"), flags("-d -D -i -n -N -v")), "expect")
+	// gdb runs debugger commands, and they run programs (shell, !, python,
+	// run): given by -ex and -iex, read from a file by -x and -ix, or,
+	// without -batch, read from standard input (gdbExtra).
+	add(&spec{operands: opRead, extra: gdbExtra, opts: opts(code("-ex --ex -eval-command --eval-command -iex --iex -init-eval-command --init-eval-command", "runs debugger commands, which run programs (shell, !, python)"),
+		rd("-x --x -command --command -ix --ix -init-command --init-command"), opt("-p --p -pid --pid", valueOpt, effDanger, "attaches to another process, whose memory it reads and changes"),
+		chdir("-cd --cd"), rd("-se --se -s --s -symbols --symbols -e --e -exec --exec -c --c -core --core"), val("-d --d -directory --directory"),
+		stopAt(fl("-args --args")), fl("-batch --batch"), fl("-version --version"), fl("-help --help -h"),
+		flags("-nx --nx -n -nh --nh -q -quiet --quiet -silent --silent -tui --tui -readnow --readnow"))}, "gdb")
 	add(&spec{posixStop: true, scriptArgs: true, extra: shellExtra, opts: opts(fl("-c"), fl("-s"), flags("-i -l --login"), val("-o +o"), val("-O +O"),
 		rd("--rcfile --init-file"), flags("-e -u -x -v -n -f -h -B -H -P -T -p -r -a -b -m -t -k -E -C --norc --noprofile --posix --noediting --restricted"))},
 		"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish")
@@ -55,8 +73,11 @@ func interpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 			c.danger(p, allowed, "-W", "-W "+v.s, "imports "+m+", which "+pythonImportDanger[m])
 		}
 	}
-	if p.prog == "perl" {
+	switch p.prog {
+	case "perl":
 		perlModules(c, p, allowed)
+	case "php":
+		phpDefines(c, p, allowed)
 	}
 	for _, v := range p.values("-X") {
 		if dir, ok := strings.CutPrefix(v.s, "pycache_prefix="); ok && v.known {
@@ -88,6 +109,34 @@ func interpExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 	} else if ops[0].procSubst {
 		c.danger(p, allowed, "<(…)", "script from a process substitution", whyStdin)
 	}
+}
+
+// phpIniDanger are the ini directives php -d sets that run code: files
+// included before and after every script, extensions loaded.
+var phpIniDanger = map[string]bool{"auto_prepend_file": true, "auto_append_file": true, "extension": true, "zend_extension": true,
+	"extension_dir": true, "include_path": true, "user_ini.filename": true, "error_log": true, "mail.log": true, "sendmail_path": true}
+
+// phpDefines refuses php -d directives that include files, load
+// extensions, run programs or write files.
+func phpDefines(c *checker, p *parsed, allowed allowEntries) {
+	for _, v := range p.values("-d") {
+		name, _, _ := strings.Cut(strings.ToLower(v.s), "=")
+		if !v.known || phpIniDanger[strings.TrimSpace(name)] {
+			c.danger(p, allowed, "-d", "-d "+v.s, "sets an ini directive that includes files, loads code, runs programs or writes files")
+		}
+	}
+}
+
+// gdbExtra: gdb without -batch reads debugger commands from standard
+// input once its options are done, unless it only prints its version or
+// help.
+func gdbExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, id := range []string{"-batch", "-version", "-help", "-h"} {
+		if p.has(id) {
+			return
+		}
+	}
+	c.danger(p, allowed, "-batch", "without -batch", "reads debugger commands, which run programs, from standard input")
 }
 
 // perlModules refuses perl's -M, -m and -d: values that are not a module

@@ -22,6 +22,8 @@ import "strings"
 
 // registerNetwork adds the table rows of this file.
 func registerNetwork(add adder) {
+	add(&spec{operands: opNone, extra: socatExtra, opts: opts(val("-t"), val("-T"), val("-b"), val("-lp"), wr("-lf"), wr("-L"), wr("-W"),
+		wr("-r"), wr("-R"), flags("-d -dd -ddd -dddd -D -v -x -u -U -g -4 -6 -s -S -h -hh -hhh -V -lm -lh -lu -ly"))}, "socat")
 	add(&spec{operands: opNone, rewrite: curlExpand, extra: curlExtra, opts: opts(wr("-o --output"), wr("--output-dir"), conf("-K --config", "loads options (url = file:…, output) from a file"), rd("-T --upload-file"),
 		val("-d --data --data-binary --data-ascii --json"), val("--data-urlencode"), val("--data-raw"), val("-F --form"), val("--form-string"),
 		wr("-c --cookie-jar"), wr("-D --dump-header"), wr("--trace --trace-ascii --stderr --libcurl --etag-save"), val("-b --cookie"),
@@ -194,6 +196,48 @@ func sshExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
 			}
 			c.operand(path, AccessWrite, st.cwd, p.prog+" -R connects to the socket")
 			c.socket(arg{s: path, known: true}, st.cwd, p.prog+" -R connects to")
+		}
+	}
+}
+
+// socatExtra checks socat's two addresses. EXEC, SYSTEM and SHELL run a
+// command (GTFOBins: socat, "Shell"); OPEN, FILE, GOPEN, CREATE and PIPE
+// open the file their path names, and so does a bare path: written with
+// CREATE, PIPE or the creat, append or trunc options, read otherwise. A
+// socket is decided by socketArgs, and hosts by hostArgs.
+func socatExtra(c *checker, p *parsed, allowed allowEntries, st *shellState) {
+	for _, a := range p.operands() {
+		if !a.known {
+			c.danger(p, allowed, "ADDRESS", "address", "is known only at run time (an EXEC or SYSTEM address runs a command)")
+			continue
+		}
+		addr, options, _ := strings.Cut(a.s, ",")
+		kind, path, typed := strings.Cut(addr, ":")
+		kind = strings.ToUpper(kind)
+		if !typed {
+			kind, path = "GOPEN", addr
+			if !strings.Contains(path, "/") {
+				continue // -, STDIO, STDIN, a name socat knows
+			}
+		}
+		switch kind {
+		case "EXEC", "SYSTEM", "SHELL":
+			c.danger(p, allowed, kind, a.s, "runs a command")
+		case "OPEN", "FILE", "GOPEN", "CREATE", "CREAT", "PIPE":
+			if path == "" || kind == "GOPEN" && c.isSocket(path, st.cwd) {
+				continue
+			}
+			access := AccessRead
+			for o := range strings.SplitSeq(strings.ToLower(options), ",") {
+				name, _, _ := strings.Cut(o, "=")
+				if name == "creat" || name == "create" || name == "append" || name == "trunc" || name == "wronly" || name == "rdwr" {
+					access = AccessWrite
+				}
+			}
+			if kind == "CREATE" || kind == "CREAT" || kind == "PIPE" {
+				access = AccessWrite
+			}
+			c.operand(path, access, st.cwd, "socat "+kind)
 		}
 	}
 }

@@ -235,7 +235,8 @@ func groupOf(name string) (int, bool) {
 		return groupFind, true
 	case "tar", "gtar", "bsdtar", "zip", "unzip":
 		return groupArchives, true
-	case "python", "python3", "python2", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish":
+	case "python", "python3", "python2", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish",
+		"lua", "lua5.1", "lua5.2", "lua5.3", "lua5.4", "luajit", "expect", "gdb":
 		return groupInterpreters, true
 	case "go", "gofmt":
 		return groupGo, true
@@ -249,7 +250,7 @@ func groupOf(name string) (int, bool) {
 		return groupCargo, true
 	case "git":
 		return groupGit, true
-	case "curl", "wget", "ssh", "scp", "sftp", "rsync":
+	case "curl", "wget", "ssh", "scp", "sftp", "rsync", "socat":
 		return groupNetwork, true
 	case "less", "more", "most", "vi", "vim", "nvim", "view", "vimdiff", "ex", "gvim", "emacs", "emacsclient", "man":
 		return groupEditors, true
