@@ -186,6 +186,7 @@ const (
 	groupNetwork
 	groupEditors
 	groupWrappers
+	groupRunners
 	numGroups
 )
 
@@ -210,6 +211,7 @@ func registerGroup(g int, add adder) {
 		groupNetwork:         registerNetwork,
 		groupEditors:         registerEditors,
 		groupWrappers:        registerWrappers,
+		groupRunners:         registerRunners,
 	}[g](add)
 }
 
@@ -256,6 +258,9 @@ func groupOf(name string) (int, bool) {
 		"taskset", "prlimit", "setpriv", "script", "unshare", "nsenter", "runuser", "su", "capsh", "chrt", "parallel",
 		"fakeroot", "eatmydata", "xvfb-run", "torsocks", "proxychains", "proxychains4", "dbus-run-session", "numactl":
 		return groupWrappers, true
+	case "tmux", "screen", "at", "batch", "systemd-run", "hyperfine", "entr", "sg", "rlwrap", "cpulimit", "uv", "uvx", "poetry", "pipenv",
+		"conda", "mamba", "micromamba", "bundle", "direnv":
+		return groupRunners, true
 	}
 	return 0, false
 }
