@@ -15,8 +15,9 @@ import (
 	"time"
 )
 
-// echoServer answers every byte it gets with the same byte.
-func echoServer(b *testing.B) string {
+// serveLoopback listens on loopback until the benchmark ends and hands
+// each connection to handle, which closes it; it returns the address.
+func serveLoopback(b *testing.B, handle func(net.Conn)) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -28,10 +29,15 @@ func echoServer(b *testing.B) string {
 			if err != nil {
 				return
 			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+			go handle(c)
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// echoServer answers every byte it gets with the same byte.
+func echoServer(b *testing.B) string {
+	return serveLoopback(b, func(c net.Conn) { defer c.Close(); _, _ = io.Copy(c, c) })
 }
 
 // sinkServer sends size bytes to every connection and closes it.
@@ -268,29 +274,14 @@ func BenchmarkDownloadCurl(b *testing.B) {
 // way the proxy relays a tunnel, with no proxy protocol and no policy: the
 // cost of the extra hop alone, next to which the proxy's is measured.
 func forwarder(b *testing.B, target string) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			go func() {
-				defer s.Close()
-				defer c.Close()
-				go pipe(s, c, nil)
-				pipe(c, s, nil)
-			}()
+	return serveLoopback(b, func(c net.Conn) {
+		defer c.Close()
+		s, err := net.Dial("tcp", target)
+		if err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String()
+		defer s.Close()
+		go pipe(s, c, nil)
+		pipe(c, s, nil)
+	})
 }
